@@ -1,0 +1,1 @@
+"""Shared library of NG12 Assessor: models, settings, logging, metrics and gRPC plumbing."""
