@@ -242,15 +242,29 @@ class BeginIndexRequest(_message.Message):
     description: str
     def __init__(self, guideline: _Optional[_Union[GuidelineInfo, _Mapping]] = ..., expected_counts: _Optional[_Mapping[str, int]] = ..., description: _Optional[str] = ...) -> None: ...
 
+class LexiconTerm(_message.Message):
+    __slots__ = ("concept", "label", "synonyms", "kind")
+    CONCEPT_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    SYNONYMS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    concept: str
+    label: str
+    synonyms: _containers.RepeatedScalarFieldContainer[str]
+    kind: str
+    def __init__(self, concept: _Optional[str] = ..., label: _Optional[str] = ..., synonyms: _Optional[_Iterable[str]] = ..., kind: _Optional[str] = ...) -> None: ...
+
 class UploadChunksRequest(_message.Message):
-    __slots__ = ("version", "chunks", "recommendations")
+    __slots__ = ("version", "chunks", "recommendations", "lexicon")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
     RECOMMENDATIONS_FIELD_NUMBER: _ClassVar[int]
+    LEXICON_FIELD_NUMBER: _ClassVar[int]
     version: str
     chunks: _containers.RepeatedCompositeFieldContainer[Chunk]
     recommendations: _containers.RepeatedCompositeFieldContainer[CanonicalRecommendation]
-    def __init__(self, version: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., recommendations: _Optional[_Iterable[_Union[CanonicalRecommendation, _Mapping]]] = ...) -> None: ...
+    lexicon: _containers.RepeatedCompositeFieldContainer[LexiconTerm]
+    def __init__(self, version: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., recommendations: _Optional[_Iterable[_Union[CanonicalRecommendation, _Mapping]]] = ..., lexicon: _Optional[_Iterable[_Union[LexiconTerm, _Mapping]]] = ...) -> None: ...
 
 class UploadChunksResponse(_message.Message):
     __slots__ = ("version", "chunks_received", "recommendations_received")

@@ -1,0 +1,119 @@
+"""The one description of the processes that make up NG12 Assessor.
+
+`make run` (deploy/run_stack.py) starts exactly these processes on this machine, and
+deploy/docker-compose.yml runs the same services in containers; a parity test
+(tests/test_compose_parity.py) checks that the two agree on services, commands, ports and
+environment keys. Values here are the local (`make run`) defaults; compose sets its own
+values (container paths, service host names) for the same keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str  # compose service name
+    command: tuple[str, ...]  # argv after the python interpreter ("-m", module, ...)
+    port_env: str | None  # env key holding the main listening port
+    port: int | None  # default main port
+    metrics_port: int | None  # separate metrics port (retrieval, worker)
+    env: dict[str, str] = field(default_factory=dict)  # keys and local defaults
+    health: str = "http"  # http (/readyz) | grpc (grpc.health.v1) | celery (metrics /livez)
+
+
+COMMON_ENV: dict[str, str] = {
+    "ENVIRONMENT": "development",
+    "LOG_LEVEL": "INFO",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+}
+
+SERVICES: tuple[ServiceSpec, ...] = (
+    ServiceSpec(
+        name="retrieval",
+        command=("-m", "retrieval"),
+        port_env="GRPC_PORT",
+        port=50051,
+        metrics_port=9101,
+        env={
+            "GRPC_HOST": "127.0.0.1",
+            "GRPC_PORT": "50051",
+            "METRICS_PORT": "9101",
+            "CHROMA_DIR": "var/chroma",
+            "EMBEDDER": "local",
+            "GRPC_REFLECTION": "false",
+        },
+        health="grpc",
+    ),
+    ServiceSpec(
+        name="ingestion-worker",
+        command=("-m", "ingestion", "worker"),
+        port_env=None,
+        port=None,
+        metrics_port=9102,
+        env={
+            "REDIS_URL": "redis://127.0.0.1:6379/0",
+            "RETRIEVAL_ADDR": "127.0.0.1:50051",
+            "METRICS_PORT": "9102",
+            "NG12_PDF": "data/ng12.pdf",
+            "KB_DIR": "var/kb",
+            "INGEST_ON_START": "if_empty",
+        },
+        health="celery",
+    ),
+    ServiceSpec(
+        name="assessment",
+        command=("-m", "assessment"),
+        port_env="PORT",
+        port=8001,
+        metrics_port=None,
+        env={
+            "HOST": "127.0.0.1",
+            "PORT": "8001",
+            "RETRIEVAL_ADDR": "127.0.0.1:50051",
+            "PATIENTS_FILE": "data/patients.json",
+        },
+    ),
+    ServiceSpec(
+        name="chat",
+        command=("-m", "chat"),
+        port_env="PORT",
+        port=8002,
+        metrics_port=None,
+        env={
+            "HOST": "127.0.0.1",
+            "PORT": "8002",
+            "REDIS_URL": "redis://127.0.0.1:6379/0",
+            "RETRIEVAL_ADDR": "127.0.0.1:50051",
+            "CHAT_HISTORY_TTL_SECONDS": "86400",
+            "CHAT_MAX_TURNS": "50",
+        },
+    ),
+    ServiceSpec(
+        name="gateway",
+        command=("-m", "gateway"),
+        port_env="PORT",
+        port=8000,
+        metrics_port=None,
+        env={
+            "HOST": "127.0.0.1",
+            "PORT": "8000",
+            "ASSESSMENT_URL": "http://127.0.0.1:8001",
+            "CHAT_URL": "http://127.0.0.1:8002",
+            "RETRIEVAL_ADDR": "127.0.0.1:50051",
+            "REDIS_URL": "redis://127.0.0.1:6379/0",
+            "ADMIN_API_KEY": "dev-admin-key",
+            "FRONTEND_DIR": "frontend",
+        },
+    ),
+)
+
+
+def service(name: str) -> ServiceSpec:
+    for spec in SERVICES:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)

@@ -1,0 +1,127 @@
+"""gRPC plumbing shared by the retrieval server and its clients.
+
+- `ServerObservabilityInterceptor` (grpc.aio): reads the request id from metadata into the
+  shared context variable, logs each call, and records request counts and latencies.
+- `request_metadata()`: the metadata every client call carries (the request id).
+- `channel_options()`: keepalive plus a service config that retries idempotent reads on
+  UNAVAILABLE (writes are never retried by the channel).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from asgi_correlation_id.context import correlation_id
+
+from ng12_common.logs import REQUEST_ID_METADATA, get_logger
+from ng12_common.metrics import GRPC_SERVER_LATENCY, GRPC_SERVER_REQUESTS
+
+log = get_logger("ng12.grpc")
+
+RETRIEVAL_SERVICE = "ng12.retrieval.v1.Retrieval"
+IDEMPOTENT_READS = ("Search", "GetRecommendations", "ListIndexVersions", "GetActiveIndex")
+
+
+def request_metadata() -> tuple[tuple[str, str], ...]:
+    rid = correlation_id.get()
+    return ((REQUEST_ID_METADATA, rid),) if rid else ()
+
+
+def channel_options() -> list[tuple[str, Any]]:
+    service_config = {
+        "methodConfig": [
+            {
+                "name": [{"service": RETRIEVAL_SERVICE, "method": m} for m in IDEMPOTENT_READS],
+                "retryPolicy": {
+                    "maxAttempts": 3,
+                    "initialBackoff": "0.05s",
+                    "maxBackoff": "0.5s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ]
+    }
+    return [
+        ("grpc.service_config", json.dumps(service_config)),
+        ("grpc.enable_retries", 1),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.max_receive_message_length", 32 * 1024 * 1024),
+        ("grpc.max_send_message_length", 32 * 1024 * 1024),
+    ]
+
+
+def _method_name(full: str) -> str:
+    return full.rsplit("/", 1)[-1] if full else "unknown"
+
+
+def _rid_from(metadata: Any) -> str | None:
+    for key, value in metadata or ():
+        if key == REQUEST_ID_METADATA:
+            return str(value)
+    return None
+
+
+class ServerObservabilityInterceptor(grpc.aio.ServerInterceptor):
+    """Request id, access log and RED metrics for every unary and client-streaming call."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = _method_name(handler_call_details.method)
+        if method == "Check" or method == "Watch" or "reflection" in handler_call_details.method.lower():
+            return handler
+        rid = _rid_from(handler_call_details.invocation_metadata)
+
+        def _finish(start: float, context: grpc.aio.ServicerContext) -> None:
+            code = context.code()
+            name = code.name if isinstance(code, grpc.StatusCode) else "OK"
+            elapsed = time.perf_counter() - start
+            GRPC_SERVER_REQUESTS.labels(method=method, code=name).inc()
+            GRPC_SERVER_LATENCY.labels(method=method).observe(elapsed)
+            log.info("grpc_request", method=method, code=name, duration_ms=round(elapsed * 1000, 2))
+
+        if handler.unary_unary is not None:
+            inner_uu = handler.unary_unary
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                token = correlation_id.set(rid)
+                start = time.perf_counter()
+                try:
+                    return await inner_uu(request, context)
+                finally:
+                    _finish(start, context)
+                    correlation_id.reset(token)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary_unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_unary is not None:
+            inner_su = handler.stream_unary
+
+            async def stream_unary(request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+                token = correlation_id.set(rid)
+                start = time.perf_counter()
+                try:
+                    return await inner_su(request_iterator, context)
+                finally:
+                    _finish(start, context)
+                    correlation_id.reset(token)
+
+            return grpc.stream_unary_rpc_method_handler(
+                stream_unary,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler

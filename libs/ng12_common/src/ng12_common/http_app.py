@@ -1,0 +1,170 @@
+"""What every FastAPI service has: request ids, JSON access logs, metrics, health, errors.
+
+`install_common(app, service)` adds:
+- X-Request-ID handling (asgi-correlation-id): accepted from the caller or generated,
+  echoed in the response, put into every log line and forwarded downstream;
+- `/metrics` (prometheus-fastapi-instrumentator, prefix `ng12_`), `/livez`, `/readyz`
+  (runs the async checks registered in `app.state.readiness_checks`);
+- error handlers so that every failure is a JSON `ErrorResponse` with a message saying what
+  to fix: 422 for invalid input (naming each field), 404/503 from retrieval errors, never a
+  bare 500 for bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgi_correlation_id import CorrelationIdMiddleware
+from asgi_correlation_id.context import correlation_id
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from prometheus_fastapi_instrumentator import Instrumentator
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ng12_common.logs import REQUEST_ID_HEADER, get_logger
+from ng12_common.models import ErrorDetail, ErrorResponse
+from ng12_common.retrieval_client import RetrievalError
+
+ReadinessCheck = Callable[[], Awaitable[str | None]]  # returns None when ready, else a problem
+
+_RID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+log = get_logger("ng12.http")
+
+
+def error_response(status: int, code: str, message: str, fields: list[dict[str, Any]] | None = None) -> JSONResponse:
+    body = ErrorResponse(
+        error=ErrorDetail(code=code, message=message, request_id=correlation_id.get(), fields=fields)
+    )
+    return JSONResponse(status_code=status, content=body.model_dump(exclude_none=True))
+
+
+def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in {"body", "query", "path", "header"}:
+        where, rest = parts[0], parts[1:]
+        return ".".join(rest) if rest else where
+    return ".".join(parts)
+
+
+async def _validation_handler(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    fields: list[dict[str, Any]] = []
+    for err in exc.errors():
+        if err.get("type") == "json_invalid":
+            detail = err.get("ctx", {}).get("error", "")
+            return error_response(
+                422, "invalid_json", f"The request body is not valid JSON ({detail}). Send a JSON object."
+            )
+        field = _field_path(err.get("loc", ()))
+        fields.append({"field": field, "problem": err.get("msg", "invalid")})
+    summary = "; ".join(f"{f['field']}: {f['problem']}" for f in fields)
+    return error_response(422, "invalid_request", f"Invalid request: {summary}", fields)
+
+
+async def _http_handler(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    if isinstance(exc.detail, dict) and "code" in exc.detail:
+        return error_response(exc.status_code, str(exc.detail["code"]), str(exc.detail.get("message", "")))
+    code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 403: "forbidden"}.get(
+        exc.status_code, "http_error"
+    )
+    return error_response(exc.status_code, code, str(exc.detail))
+
+
+async def _retrieval_handler(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RetrievalError)
+    return error_response(exc.status, exc.code, exc.message)
+
+
+async def _unexpected_handler(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled_error", error=repr(exc))
+    return error_response(500, "internal_error", "Unexpected server error; the request id identifies it in logs.")
+
+
+class AccessLogMiddleware:
+    """One JSON log line per HTTP request (inside the request-id context)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = {"code": 500}
+
+        async def _send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, _send)
+        finally:
+            path = scope.get("path", "")
+            if path not in {"/livez", "/metrics"}:
+                log.info(
+                    "http_request",
+                    method=scope.get("method"),
+                    path=path,
+                    status=status["code"],
+                    duration_ms=round((time.perf_counter() - start) * 1000, 2),
+                )
+
+
+async def run_readiness(checks: dict[str, ReadinessCheck], timeout: float = 2.0) -> dict[str, str]:
+    """Run checks concurrently; map name -> "ok" or the problem."""
+
+    async def _one(check: ReadinessCheck) -> str:
+        try:
+            problem = await asyncio.wait_for(check(), timeout)
+        except TimeoutError:
+            return f"timed out after {timeout}s"
+        except Exception as exc:  # noqa: BLE001 - any failure means not ready; say which
+            return f"{type(exc).__name__}: {exc}"
+        return problem or "ok"
+
+    names = list(checks)
+    results = await asyncio.gather(*(_one(checks[n]) for n in names))
+    return dict(zip(names, results, strict=True))
+
+
+def install_common(app: FastAPI, service: str) -> None:
+    app.state.readiness_checks = {}
+    app.add_middleware(AccessLogMiddleware)
+    app.add_middleware(
+        CorrelationIdMiddleware,
+        header_name=REQUEST_ID_HEADER,
+        generator=lambda: uuid.uuid4().hex,
+        validator=lambda v: bool(_RID_OK.match(v)),
+        update_request_header=True,
+    )
+    Instrumentator(excluded_handlers=["/metrics", "/livez"]).instrument(
+        app, metric_namespace="ng12", metric_subsystem=service.replace("-", "_")
+    ).expose(app, endpoint="/metrics", include_in_schema=False)
+
+    app.add_exception_handler(RequestValidationError, _validation_handler)
+    app.add_exception_handler(StarletteHTTPException, _http_handler)
+    app.add_exception_handler(RetrievalError, _retrieval_handler)
+    app.add_exception_handler(Exception, _unexpected_handler)
+
+    @app.get("/livez", include_in_schema=False)
+    async def livez() -> dict[str, str]:
+        return {"status": "ok", "service": service}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        results = await run_readiness(app.state.readiness_checks)
+        ready = all(v == "ok" for v in results.values())
+        return JSONResponse(
+            status_code=200 if ready else 503,
+            content={"status": "ready" if ready else "not_ready", "service": service, "checks": results},
+        )

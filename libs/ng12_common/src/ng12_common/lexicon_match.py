@@ -1,0 +1,364 @@
+"""Map free-text GP phrases to NG12 lexicon concepts, and a patient record to PatientFacts.
+
+``match_concepts("unexplained hemoptysis", lexicon)`` finds the concepts a phrase names (longest
+term first, never overlapping), with the modifiers it states (unexplained, persistent, recurrent,
+visible, increasing in size, ...), numeric qualifiers (size in mm, duration in days), negation
+("no weight loss") and explanation ("fatigue due to anaemia").
+
+Modifiers and qualifiers belong to the concepts of their own segment of the phrase (segments are
+split at commas, semicolons and "and"/"but"); a segment that names no concept ("..., largest
+diameter 8 mm") qualifies the concept before it.
+
+``facts_from_record`` turns a patient record (age, gender, smoking, symptoms, history,
+exam_findings, test_results) into :class:`ng12_common.criteria.PatientFacts` for the evaluator,
+returning the phrases it could not map so they can be shown as unrecognised.
+
+The lexicon data comes from the knowledge base (``KnowledgeBase.lexicon``): this module holds no
+vocabulary of its own, only grammar cues (negation, modifiers, units).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ng12_common.criteria import PatientFacts, SymptomFact
+from ng12_common.knowledge import LexiconEntry
+
+# Words dropped from both terms and text before matching (articles, laterality, possessives).
+_STOP = {"the", "a", "an", "his", "her", "their", "my", "left", "right", "both", "one", "single"}
+
+_NEG_BEFORE = re.compile(
+    r"\b(no|not|denies|denied|without|negative for|absence of|nil|free of|never had|no evidence of|"
+    r"no history of|ruled out|excluded)\b"
+)
+_NEG_AFTER = re.compile(r"^\s*(?:is |are |was |were )?(absent|denied|not present|none|ruled out|excluded)\b")
+
+# Modifier cues: (modifier, pattern). Checked on the normalised segment text.
+_MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
+    ("non_visible", re.compile(r"\b(non ?visible|not visible|invisible|microscopic|dipstick|urine dip)\b")),
+    ("visible", re.compile(r"\b(visible|frank|gross|macroscopic|seen|saw|noticed blood|red urine)\b")),
+    ("unexplained", re.compile(r"\bunexplained\b")),
+    (
+        "persistent",
+        re.compile(r"\b(persistent|persisting|persists|persist|ongoing|continuing|chronic|constant|not resolving)\b"),
+    ),
+    ("recurrent", re.compile(r"\b(recurrent|recurring|recurs|recur|repeated|repeat|relapsing)\b")),
+    ("frequent", re.compile(r"\b(frequent|frequently|often|most days|daily|every day|times (a|per) month)\b")),
+    (
+        "increasing_in_size",
+        re.compile(r"\b(increasing in size|growing|getting bigger|enlarging|grown|got bigger|increased in size)\b"),
+    ),
+    (
+        "change_in_size",
+        re.compile(
+            r"\b(change in size|changed in size|changing in size|changing size|increasing in size|growing|"
+            r"getting bigger|enlarging|grown|got bigger|increased in size|shrinking)\b"
+        ),
+    ),
+    ("irregular_shape", re.compile(r"\b(irregular shape|irregularly shaped|irregular border|irregular outline)\b")),
+    (
+        "irregular_colour",
+        re.compile(r"\b(irregular colou?r|irregularly colou?red|variegated|multiple colou?rs|uneven colou?r)\b"),
+    ),
+    ("inflammation", re.compile(r"\b(inflamed|inflammation)\b")),
+    ("oozing", re.compile(r"\b(oozing|oozes|weeping)\b")),
+    ("change_in_sensation", re.compile(r"\b(change in sensation|altered sensation|itch|itchy|itching|itches)\b")),
+    (
+        "treatment_resistant",
+        re.compile(
+            r"\b(treatment resistant|resistant to treatment|refractory|not responding to treatment|"
+            r"despite treatment|despite ppi|unresponsive to treatment)\b"
+        ),
+    ),
+    ("first_presentation", re.compile(r"\b(first time|first presentation|new|new onset|newly)\b")),
+    (
+        "explained",
+        re.compile(r"\b(due to|caused by|explained by|secondary to|attributed to|because of|explained)\b"),
+    ),
+]
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(mm|millimet(?:er|re)s?|cm|centimet(?:er|re)s?)\b")
+_DURATION = re.compile(
+    r"\b(more than |over |longer than |at least |for |lasting |since )?(\d+(?:\.\d+)?)\s*(day|week|month|year)s?\b"
+)
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_EXPLAINED_BY = re.compile(
+    r"\b(due to|caused by|explained by|secondary to|attributed to|because of)\b|(?<!un)\bexplained\b"
+)
+_LATERAL = re.compile(r"\b(one|single) (nipple|breast|side)\b|\b(unilateral|left|right)\b")
+_SEGMENT_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|\bbut\b|\bplus\b|\balso\b)\s*")
+
+
+class ConceptMatch(BaseModel):
+    """One concept found in a phrase."""
+
+    concept: str
+    kind: str
+    matched_text: str  # the normalised words that matched
+    negated: bool = False
+    modifiers: list[str] = Field(default_factory=list)  # sorted; may include "explained"
+    qualifiers: dict[str, float] = Field(default_factory=dict)  # size_mm, duration_days
+    value: float | None = None  # a numeric result given with a test ("FIT 12")
+
+
+def normalise_phrase(text: str, keep_stop_words: bool = False) -> str:
+    """Lower-case, accents folded, hyphens and punctuation to spaces, stop words dropped."""
+    t = unicodedata.normalize("NFKD", text)
+    t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
+    t = t.replace("\u2019", "'").replace("'s ", " ").replace("'", "")
+    t = re.sub(r"[^a-z0-9.,;]+", " ", t)
+    t = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", t)  # keep decimal points only
+    t = re.sub(r"\s*([,;])\s*", r" \1 ", t)
+    words = [w for w in t.split() if keep_stop_words or w not in _STOP]
+    return " ".join(words)
+
+
+def _strip_punct(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace(",", " ").replace(";", " ")).strip()
+
+
+_GAP = r"(?: (?:" + "|".join(sorted(_STOP)) + r"))* "
+
+
+class _Index:
+    def __init__(self, lexicon: Sequence[LexiconEntry]) -> None:
+        terms: dict[str, tuple[str, str]] = {}
+        for e in lexicon:
+            for raw in [e.label, *e.synonyms, e.concept.replace("_", " ")]:
+                norm = _strip_punct(normalise_phrase(raw))
+                if norm and norm not in terms:
+                    terms[norm] = (e.concept, e.kind)
+        self.terms = terms
+        ordered = sorted(terms, key=lambda t: (-len(t), t))
+        alts = [_GAP.join(re.escape(w) for w in t.split()) for t in ordered]
+        self.pattern = re.compile(r"\b(?:" + "|".join(f"({a})" for a in alts) + r")\b") if alts else None
+        self.by_group = [terms[t] for t in ordered]
+
+
+@lru_cache(maxsize=8)
+def _index_cached(key: tuple[tuple[str, str, str, tuple[str, ...]], ...]) -> _Index:
+    entries = [LexiconEntry(concept=c, kind=k, label=lab, synonyms=list(s)) for c, k, lab, s in key]  # type: ignore[arg-type]
+    return _Index(entries)
+
+
+def _index(lexicon: Sequence[LexiconEntry]) -> _Index:
+    key = tuple((e.concept, e.kind, e.label, tuple(e.synonyms)) for e in lexicon)
+    return _index_cached(key)
+
+
+def _segments(text: str, protected: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Split at delimiters that do not fall inside a matched term."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SEGMENT_SPLIT.finditer(text):
+        if any(a < m.end() and m.start() < b for a, b in protected):
+            continue
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def _modifiers(text: str) -> set[str]:
+    found = {mod for mod, pat in _MODIFIER_CUES if pat.search(text)}
+    if "non_visible" in found:
+        found.discard("visible")
+    if _LATERAL.search(text):
+        found.add("unilateral")
+    if "explained" in found and not _EXPLAINED_BY.search(text):
+        found.discard("explained")
+    return found
+
+
+def _qualifiers(text: str) -> dict[str, float]:
+    q: dict[str, float] = {}
+    m = _SIZE.search(text)
+    if m:
+        v = float(m.group(1))
+        q["size_mm"] = v * 10 if m.group(2).startswith("c") else v
+    d = _DURATION.search(text)
+    if d:
+        days = float(d.group(2)) * _DAYS[d.group(3)]
+        if d.group(1) and d.group(1).strip() in ("more than", "over", "longer than"):
+            days += 1
+        q["duration_days"] = days
+    return q
+
+
+def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[ConceptMatch]:
+    """Concepts named in one free-text phrase, with modifiers, qualifiers and negation."""
+    idx = _index(lexicon)
+    text = normalise_phrase(phrase, keep_stop_words=True)
+    if not text or idx.pattern is None:
+        return []
+    hits: list[tuple[int, int, str, str]] = []
+    for m in idx.pattern.finditer(text):
+        group = next(i for i, g in enumerate(m.groups()) if g is not None)
+        concept, kind = idx.by_group[group]
+        hits.append((m.start(), m.end(), concept, kind))
+    if not hits:
+        return []
+    segs = _segments(text, [(a, b) for a, b, _c, _k in hits])
+
+    def seg_of(pos: int) -> int:
+        return next((i for i, (a, b) in enumerate(segs) if a <= pos < b), len(segs) - 1)
+
+    seg_has = {seg_of(a) for a, _b, _c, _k in hits}
+    out: dict[str, ConceptMatch] = {}
+    for start, end, concept, kind in hits:
+        si = seg_of(start)
+        s0, s1 = segs[si]
+        before, after = text[s0:start], text[end:s1]
+        # Cues elsewhere in the segment, the matched words blanked out (a term such as
+        # "non-painful enlargement" or "persistent abdominal distension" is not itself a cue).
+        others = [(a, b) for a, b, _c, _k in hits if s0 <= a < s1 and (a, b) != (start, end)]
+        rest = before + " _ " + after
+        for a, b in others:  # other concepts' words are not cues either
+            rest = rest.replace(text[a:b], " _ ")
+        mods = _modifiers(rest)
+        quals = _qualifiers(text[s0:s1])
+        for sj in range(si + 1, len(segs)):  # trailing segments without a concept qualify it
+            if sj in seg_has:
+                break
+            tail = text[segs[sj][0] : segs[sj][1]]
+            mods |= _modifiers(tail)
+            for k, v in _qualifiers(tail).items():
+                quals.setdefault(k, v)
+        negated = bool(_NEG_BEFORE.search(before)) or bool(_NEG_AFTER.search(after))
+        value = None
+        if kind == "test":
+            num = _NUMBER.search(after)
+            value = float(num.group(1)) if num else None
+        cm = ConceptMatch(
+            concept=concept,
+            kind=kind,
+            matched_text=text[start:end],
+            negated=negated,
+            modifiers=sorted(mods),
+            qualifiers=quals,
+            value=value,
+        )
+        prev = out.get(concept)
+        if prev is None:
+            out[concept] = cm
+        else:  # same concept twice: merge what the phrase says about it
+            prev.modifiers = sorted(set(prev.modifiers) | set(cm.modifiers))
+            prev.qualifiers = {**cm.qualifiers, **prev.qualifiers}
+            prev.negated = prev.negated and cm.negated
+            prev.value = prev.value if prev.value is not None else cm.value
+    return list(out.values())
+
+
+# --------------------------------------------------------------------------------------------
+# Record -> facts
+# --------------------------------------------------------------------------------------------
+
+
+def parse_sex(gender: str | None) -> str | None:
+    g = (gender or "").strip().lower()
+    if g in ("female", "f", "woman", "girl"):
+        return "female"
+    if g in ("male", "m", "man", "boy"):
+        return "male"
+    return None
+
+
+def parse_smoking(text: str | None) -> str | None:
+    t = (text or "").strip().lower()
+    if not t:
+        return None
+    if re.search(r"\b(never|non ?smoker|non-smoker|nonsmoker|lifelong non)", t):
+        return "never"
+    if re.search(r"\b(ex|former|quit|stopped|previous|past)\b", t):
+        return "ex"
+    if re.search(r"\b(current|smoker|smokes|smoking)\b", t):
+        return "current"
+    return None
+
+
+def _as_number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        m = re.fullmatch(r"\s*[<>]?=?\s*(\d+(?:\.\d+)?)\s*[a-zA-Z/µ%.^0-9 ]*", v)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def _add(facts: PatientFacts, m: ConceptMatch, text: str) -> None:
+    kind = m.kind
+    if m.negated:
+        facts.negated.add(m.concept)
+        return
+    if kind == "history":
+        facts.history.add(m.concept)
+        return
+    if kind == "test":
+        if m.value is not None:
+            facts.tests[m.concept] = m.value
+        return
+    mods = set(m.modifiers)
+    prev = facts.symptoms.get(m.concept)
+    if prev is not None:
+        mods |= prev.modifiers
+    quals = {**(prev.qualifiers if prev else {}), **m.qualifiers}
+    facts.symptoms[m.concept] = SymptomFact(modifiers=mods, qualifiers=quals, text=text)
+    if kind == "finding":
+        facts.findings.add(m.concept)
+
+
+def facts_from_record(
+    record: Mapping[str, Any] | BaseModel, lexicon: Sequence[LexiconEntry]
+) -> tuple[PatientFacts, list[str]]:
+    """PatientFacts from a patient record; also the phrases no concept was found in."""
+    r: Mapping[str, Any] = record.model_dump() if isinstance(record, BaseModel) else record
+    facts = PatientFacts(
+        age=r.get("age"),
+        sex=parse_sex(r.get("gender") or r.get("sex")),  # type: ignore[arg-type]
+        smoking=parse_smoking(r.get("smoking_history") or r.get("smoking")),  # type: ignore[arg-type]
+        duration_days=r.get("symptom_duration_days"),
+    )
+    unrecognised: list[str] = []
+    phrases: Iterable[str] = [
+        *(r.get("symptoms") or []),
+        *(r.get("exam_findings") or []),
+        *(r.get("history") or []),
+    ]
+    for phrase in phrases:
+        matches = match_concepts(phrase, lexicon)
+        if not matches:
+            unrecognised.append(phrase)
+        for m in matches:
+            _add(facts, m, phrase)
+    for key, value in (r.get("test_results") or {}).items():
+        _add_test_result(facts, str(key), value, lexicon, unrecognised)
+    return facts, unrecognised
+
+
+def _add_test_result(
+    facts: PatientFacts, key: str, value: Any, lexicon: Sequence[LexiconEntry], unrecognised: list[str]
+) -> None:
+    key_words = key.replace("_", " ")
+    number = _as_number(value)
+    key_tests = [m for m in match_concepts(key_words, lexicon) if m.kind == "test"]
+    if number is not None and key_tests:
+        facts.tests[key_tests[0].concept] = number
+        return
+    phrase = f"{key_words} {value}"
+    matches = [m for m in match_concepts(phrase, lexicon) if m.kind != "test"]
+    if not matches:
+        unrecognised.append(f"{key}: {value}")
+    for m in matches:
+        _add(facts, m, phrase)

@@ -1,0 +1,204 @@
+"""Domain models shared at the service boundaries (public API and service-to-service HTTP).
+
+The gateway declares its routes with these models (so /docs shows them) and the services
+validate with the same ones; no model is copied between services.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ActionOrNone = Literal[
+    "immediate_referral",
+    "very_urgent_referral",
+    "very_urgent_investigation",
+    "suspected_cancer_pathway_referral",
+    "urgent_investigation",
+    "non_urgent_referral",
+    "non_urgent_investigation",
+    "primary_care_test",
+    "other",
+    "no_criteria_met",
+    "not_assessed",
+]
+Grounding = Literal["sufficient", "weak", "none", "out_of_scope", "smalltalk", "meta", "emergency"]
+SearchModeName = Literal["assessment", "chat"]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    code: str  # machine-readable, e.g. "patient_not_found", "retrieval_unavailable"
+    message: str  # says what happened and what to do
+    request_id: str | None = None
+    fields: list[dict[str, Any]] | None = None  # for validation errors: [{field, problem}]
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+# --- guideline and citations -------------------------------------------------------------------
+
+
+class GuidelineRef(BaseModel):
+    title: str = ""
+    code: str = "NG12"
+    last_updated: str = ""
+    index_version: str = ""
+
+
+class Citation(BaseModel):
+    source: Literal["NG12"] = "NG12"
+    recommendation_id: str | None = None
+    section: str = ""
+    page: int
+    chunk_id: str
+    excerpt: str  # verbatim from the guideline
+    doc_type: str = ""
+    score: float | None = None
+
+
+# --- patients and assessment ---------------------------------------------------------------------
+
+
+class PatientRecord(StrictModel):
+    """What a GP sends to POST /assess."""
+
+    age: int = Field(ge=0, le=120, description="Age in whole years (0-120).")
+    gender: str = Field(min_length=1, max_length=40, description="e.g. Male, Female.")
+    smoking_history: str = Field(
+        default="", max_length=200, description='Free text: "Current Smoker", "Ex-Smoker", "Never Smoked".'
+    )
+    symptoms: list[str] = Field(
+        max_length=50, description="Free-text phrases as a GP types them, e.g. 'unexplained hemoptysis'."
+    )
+    symptom_duration_days: int | None = Field(default=None, ge=0, le=36500)
+    history: list[str] = Field(default_factory=list, max_length=50)
+    exam_findings: list[str] = Field(default_factory=list, max_length=50)
+    test_results: dict[str, Any] = Field(default_factory=dict)
+
+
+class Patient(PatientRecord):
+    """A patient in the patient store (data/patients.json)."""
+
+    patient_id: str = Field(min_length=1, max_length=64)
+    name: str = ""
+
+
+class MatchedRecommendation(BaseModel):
+    recommendation_id: str
+    action: str
+    strength: str = ""
+    cancer_site: str = ""
+    criteria_met: list[str] = Field(default_factory=list)
+    text: str
+    page: int
+
+
+class NearMiss(BaseModel):
+    recommendation_id: str
+    missing: list[str]
+
+
+class Assessment(BaseModel):
+    top_action: ActionOrNone = "not_assessed"
+    risk_level: str = "not_assessed"
+    cancer_types: list[str] = Field(default_factory=list)
+    recommended_action: str = ""
+    reasoning: str = ""
+    matched_recommendations: list[MatchedRecommendation] = Field(default_factory=list)
+    near_misses: list[NearMiss] = Field(default_factory=list)
+    safety_netting: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+    unrecognised: list[str] = Field(default_factory=list)
+    engine: str = "retrieval-only"
+
+
+class AssessmentResponse(BaseModel):
+    patient: Patient | PatientRecord
+    assessment: Assessment
+    citations: list[Citation]
+    guideline: GuidelineRef
+
+
+# --- chat ------------------------------------------------------------------------------------------
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9_-]{1,128}$"
+
+
+class ChatRequest(StrictModel):
+    session_id: str = Field(pattern=SESSION_ID_PATTERN, description="1-128 chars of [A-Za-z0-9_-].")
+    message: str = Field(min_length=1, max_length=4000)
+    top_k: int = Field(default=5, ge=1, le=20)
+
+
+class ChatQuery(BaseModel):
+    strategy: str = "direct"
+    text: str = ""
+
+
+class ChatResponse(BaseModel):
+    session_id: str
+    answer: str
+    grounding: Grounding
+    citations: list[Citation]
+    query: ChatQuery
+    topic: str | None = None
+    guideline: GuidelineRef
+
+
+class ChatTurn(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str
+    citations: list[Citation] = Field(default_factory=list)
+    grounding: Grounding | None = None
+    at: str  # RFC 3339
+
+
+class ChatHistory(BaseModel):
+    session_id: str
+    turns: list[ChatTurn]
+    topic: str | None = None
+
+
+# --- public search -----------------------------------------------------------------------------------
+
+
+class SearchQuery(StrictModel):
+    query: str = Field(min_length=1, max_length=2000)
+    top_k: int = Field(default=8, ge=1, le=50)
+    mode: SearchModeName = "chat"
+
+
+class BoostOut(BaseModel):
+    name: str
+    value: float
+    reason: str = ""
+
+
+class Passage(BaseModel):
+    chunk_id: str
+    doc_type: str
+    score: float
+    recommendation_ids: list[str]
+    page: int
+    section: str
+    excerpt: str
+    boosts: list[BoostOut] = Field(default_factory=list)
+
+
+class SearchResult(BaseModel):
+    query: str
+    normalized_query: str = ""
+    passages: list[Passage]
+    index_version: str
+    degraded: bool = False
+    degraded_reason: str = ""

@@ -1,0 +1,163 @@
+"""Async client of the retrieval gRPC service, used by assessment, chat and the gateway.
+
+Every call carries a deadline and the request id; gRPC failures become typed exceptions
+(`RetrievalError` subclasses) that HTTP services turn into clear 4xx/503 answers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from ng12.retrieval.v1 import retrieval_pb2 as pb
+from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+from ng12_common.grpc_utils import channel_options, request_metadata
+from ng12_common.metrics import GRPC_CLIENT_LATENCY, GRPC_CLIENT_REQUESTS
+
+R = TypeVar("R", bound=Message)
+
+
+class RetrievalError(Exception):
+    """A retrieval call failed; `status` is the HTTP status the caller should answer with."""
+
+    status = 502
+    code = "retrieval_error"
+
+    def __init__(self, message: str, grpc_code: grpc.StatusCode | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.grpc_code = grpc_code
+
+
+class RetrievalUnavailable(RetrievalError):
+    status = 503
+    code = "retrieval_unavailable"
+
+
+class NoActiveIndex(RetrievalError):
+    status = 503
+    code = "no_active_index"
+
+
+class RetrievalNotFound(RetrievalError):
+    status = 404
+    code = "not_found"
+
+
+class RetrievalInvalidArgument(RetrievalError):
+    status = 422
+    code = "invalid_argument"
+
+
+def _translate(exc: grpc.aio.AioRpcError, target: str) -> RetrievalError:
+    code = exc.code()
+    detail = exc.details() or code.name
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return RetrievalUnavailable(
+            f"The NG12 retrieval service at {target} did not answer ({code.name}): {detail}. "
+            "Guideline knowledge is needed to answer; try again shortly.",
+            code,
+        )
+    if code == grpc.StatusCode.FAILED_PRECONDITION:
+        return NoActiveIndex(f"The retrieval service has no usable NG12 index: {detail}", code)
+    if code == grpc.StatusCode.NOT_FOUND:
+        return RetrievalNotFound(detail, code)
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        return RetrievalInvalidArgument(detail, code)
+    return RetrievalError(f"Retrieval failed ({code.name}): {detail}", code)
+
+
+class RetrievalClient:
+    """Thin typed wrapper over the generated stub; one instance per process."""
+
+    def __init__(self, target: str, timeout_seconds: float = 2.0) -> None:
+        self.target = target
+        self.timeout = timeout_seconds
+        self._channel = grpc.aio.insecure_channel(target, options=channel_options())
+        self._stub = pb_grpc.RetrievalStub(self._channel)
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def _call(self, name: str, request: Message, timeout: float | None = None) -> Any:
+        method = getattr(self._stub, name)
+        start = time.perf_counter()
+        code = "OK"
+        try:
+            return await method(request, timeout=timeout or self.timeout, metadata=request_metadata())
+        except grpc.aio.AioRpcError as exc:
+            code = exc.code().name
+            raise _translate(exc, self.target) from None
+        finally:
+            GRPC_CLIENT_REQUESTS.labels(method=name, code=code).inc()
+            GRPC_CLIENT_LATENCY.labels(method=name).observe(time.perf_counter() - start)
+
+    async def search(
+        self,
+        query: str,
+        top_k: int = 8,
+        mode: str = "chat",
+        patient: dict[str, Any] | None = None,
+        doc_types: Sequence[str] = (),
+        sections: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> pb.SearchResponse:
+        mode_value = {"assessment": pb.SEARCH_MODE_ASSESSMENT, "chat": pb.SEARCH_MODE_CHAT}.get(
+            mode, pb.SEARCH_MODE_UNSPECIFIED
+        )
+        request = pb.SearchRequest(
+            query=query,
+            top_k=top_k,
+            mode=mode_value,
+            filters=pb.SearchFilters(doc_types=list(doc_types), sections=list(sections)),
+        )
+        if patient:
+            profile = pb.PatientProfile(
+                sex=patient.get("sex") or "",
+                smoking=patient.get("smoking") or "",
+                symptoms=list(patient.get("symptoms") or []),
+            )
+            if patient.get("age") is not None:
+                profile.age = int(patient["age"])
+            request.patient.CopyFrom(profile)
+        result: pb.SearchResponse = await self._call("Search", request, timeout)
+        return result
+
+    async def get_recommendations(self, ids: Sequence[str] = (), timeout: float | None = None) -> Any:
+        return await self._call("GetRecommendations", pb.GetRecommendationsRequest(ids=list(ids)), timeout)
+
+    async def active_index(self, timeout: float | None = None) -> pb.IndexVersion:
+        result: pb.IndexVersion = await self._call("GetActiveIndex", pb.GetActiveIndexRequest(), timeout)
+        return result
+
+    async def list_versions(self, timeout: float | None = None) -> pb.ListIndexVersionsResponse:
+        result: pb.ListIndexVersionsResponse = await self._call(
+            "ListIndexVersions", pb.ListIndexVersionsRequest(), timeout
+        )
+        return result
+
+    async def activate(self, version: str, timeout: float | None = None) -> pb.IndexVersion:
+        result: pb.IndexVersion = await self._call(
+            "ActivateIndex", pb.ActivateIndexRequest(version=version), timeout or 30.0
+        )
+        return result
+
+    async def rollback(self, timeout: float | None = None) -> pb.IndexVersion:
+        result: pb.IndexVersion = await self._call("RollbackIndex", pb.RollbackIndexRequest(), timeout or 30.0)
+        return result
+
+    async def serving(self, timeout: float | None = None) -> bool:
+        """True when the retrieval health service reports SERVING (an index is active)."""
+        try:
+            reply = await self._health.Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=timeout or self.timeout
+            )
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)

@@ -1,0 +1,55 @@
+"""Builds the assessment FastAPI app: shared middleware, patient store, retrieval client, graph."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from ng12_common.http_app import install_common
+from ng12_common.retrieval_client import RetrievalClient
+
+from assessment.errors import install_error_handlers
+from assessment.graph import AssessmentRunner
+from assessment.patients import JsonPatientStore, PatientStore
+from assessment.routes import router
+from assessment.settings import AssessmentSettings
+
+SERVICE = "assessment"
+
+
+def create_app(settings: AssessmentSettings, store: PatientStore | None = None) -> FastAPI:
+    """The app; the patient store is loaded at startup (fail fast) unless one is given."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        patients = store if store is not None else JsonPatientStore(settings.patients_file)
+        retrieval = RetrievalClient(
+            settings.retrieval_addr, timeout_seconds=settings.retrieval_timeout_seconds
+        )
+        app.state.patient_store = patients
+        app.state.runner = AssessmentRunner(patients, retrieval)
+
+        async def retrieval_ready() -> str | None:
+            ok = await retrieval.serving()
+            return None if ok else f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
+
+        async def store_ready() -> str | None:
+            return None if patients.list() else "the patient store holds no patients"
+
+        app.state.readiness_checks.update({"retrieval": retrieval_ready, "patient_store": store_ready})
+        try:
+            yield
+        finally:
+            await retrieval.close()
+
+    app = FastAPI(
+        title="NG12 Assessor - assessment",
+        version="0.1.0",
+        description="Evaluates a patient against NICE NG12 and cites the guideline passages.",
+        lifespan=lifespan,
+    )
+    install_common(app, SERVICE)
+    install_error_handlers(app)
+    app.include_router(router)
+    return app

@@ -1,0 +1,1 @@
+"""NG12 chat service: questions over NG12 in multi-turn sessions (HTTP, LangGraph, Redis, gRPC)."""

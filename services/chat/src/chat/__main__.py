@@ -1,0 +1,28 @@
+"""`python -m chat`: configure logging and serve the app with uvicorn on HOST:PORT."""
+
+from __future__ import annotations
+
+import uvicorn
+from ng12_common.logs import configure_logging
+from ng12_common.settings import load_settings
+
+from chat.app import SERVICE, create_app
+from chat.settings import ChatSettings
+
+
+def main() -> None:
+    settings = load_settings(ChatSettings, SERVICE)
+    configure_logging(SERVICE, settings.log_level)
+    # log_config=None keeps our JSON logging; uvicorn handles SIGTERM with a graceful shutdown.
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        access_log=False,
+        log_config=None,
+        timeout_graceful_shutdown=10,
+    )
+
+
+if __name__ == "__main__":
+    main()

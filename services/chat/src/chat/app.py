@@ -1,0 +1,66 @@
+"""Builds the chat FastAPI app: shared middleware, Redis history store, retrieval client, graph."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from ng12_common.http_app import install_common
+from ng12_common.redis_client import make_redis, redis_location
+from ng12_common.retrieval_client import RetrievalClient
+
+from chat.errors import install_error_handlers
+from chat.graph import ChatRunner
+from chat.history import HistoryStore, HistoryUnavailable
+from chat.routes import router
+from chat.settings import ChatSettings
+
+SERVICE = "chat"
+
+
+def create_app(settings: ChatSettings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        redis = make_redis(settings.redis_url, timeout_seconds=settings.redis_timeout_seconds)
+        history = HistoryStore(
+            redis,
+            ttl_seconds=settings.chat_history_ttl_seconds,
+            max_turns=settings.chat_max_turns,
+            key_prefix=settings.chat_key_prefix,
+            location=redis_location(settings.redis_url),
+        )
+        retrieval = RetrievalClient(
+            settings.retrieval_addr, timeout_seconds=settings.retrieval_timeout_seconds
+        )
+        app.state.history = history
+        app.state.runner = ChatRunner(history, retrieval)
+
+        async def redis_ready() -> str | None:
+            try:
+                await history.ping()
+            except HistoryUnavailable as exc:
+                return str(exc)
+            return None
+
+        async def retrieval_ready() -> str | None:
+            ok = await retrieval.serving()
+            return None if ok else f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
+
+        app.state.readiness_checks.update({"redis": redis_ready, "retrieval": retrieval_ready})
+        try:
+            yield
+        finally:
+            await retrieval.close()
+            await redis.aclose()
+
+    app = FastAPI(
+        title="NG12 Assessor - chat",
+        version="0.1.0",
+        description="Answers questions over NICE NG12 from the guideline text, with citations.",
+        lifespan=lifespan,
+    )
+    install_common(app, SERVICE)
+    install_error_handlers(app)
+    app.include_router(router)
+    return app

@@ -1,0 +1,83 @@
+"""Chat history in Redis: one list of JSON turns per session, capped, expiring, written atomically.
+
+Key: `{prefix}:session:{session_id}:turns`. Each exchange appends the user turn and the
+assistant turn in one MULTI/EXEC transaction (both or neither), trims to the newest
+`max_turns` pairs and refreshes the TTL. Redis failures become `HistoryUnavailable` (503).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ng12_common.logs import get_logger
+from ng12_common.models import ChatTurn
+from pydantic import ValidationError
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+log = get_logger("chat.history")
+
+
+class HistoryUnavailable(Exception):
+    """The session store cannot be reached; the message says which and what to do."""
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class HistoryStore:
+    def __init__(
+        self, redis: Redis, *, ttl_seconds: int, max_turns: int, key_prefix: str, location: str = "redis"
+    ) -> None:
+        self._redis = redis
+        self.ttl_seconds = ttl_seconds
+        self.max_turns = max_turns
+        self.key_prefix = key_prefix
+        self.location = location
+
+    def key(self, session_id: str) -> str:
+        return f"{self.key_prefix}:session:{session_id}:turns"
+
+    def _unavailable(self, exc: RedisError) -> HistoryUnavailable:
+        return HistoryUnavailable(
+            f"The chat session store (Redis at {self.location}) is unavailable ({type(exc).__name__}). "
+            "Chat history cannot be read or saved; try again shortly."
+        )
+
+    async def get(self, session_id: str) -> list[ChatTurn]:
+        try:
+            raw: list[str] = await self._redis.lrange(self.key(session_id), 0, -1)  # type: ignore[misc]
+        except RedisError as exc:
+            raise self._unavailable(exc) from None
+        turns: list[ChatTurn] = []
+        for item in raw:
+            try:
+                turns.append(ChatTurn.model_validate_json(item))
+            except ValidationError:
+                log.warning("chat_history_bad_turn_skipped", key_prefix=self.key_prefix)
+        return turns
+
+    async def append_pair(self, session_id: str, user: ChatTurn, assistant: ChatTurn) -> None:
+        key = self.key(session_id)
+        try:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.rpush(key, user.model_dump_json(), assistant.model_dump_json())
+                pipe.ltrim(key, -2 * self.max_turns, -1)
+                pipe.expire(key, self.ttl_seconds)
+                await pipe.execute()
+        except RedisError as exc:
+            raise self._unavailable(exc) from None
+
+    async def delete(self, session_id: str) -> bool:
+        try:
+            removed: int = await self._redis.delete(self.key(session_id))
+        except RedisError as exc:
+            raise self._unavailable(exc) from None
+        return removed > 0
+
+    async def ping(self) -> None:
+        try:
+            await self._redis.ping()  # type: ignore[misc]
+        except RedisError as exc:
+            raise self._unavailable(exc) from None

@@ -1,0 +1,27 @@
+"""Gateway configuration, read from the environment (see deploy/stack_spec.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ng12_common.settings import ServiceSettings
+from pydantic import Field
+
+
+class GatewaySettings(ServiceSettings):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    assessment_url: str = Field(pattern=r"^https?://", description="base URL of the assessment service")
+    chat_url: str = Field(pattern=r"^https?://", description="base URL of the chat service")
+    retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")
+    redis_url: str = Field(pattern=r"^rediss?://", description="Celery broker and result backend")
+    admin_api_key: str = Field(min_length=1, description="value expected in the X-Admin-Key header")
+    frontend_dir: Path = Path("frontend")
+    downstream_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    downstream_connect_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
+    retrieval_timeout_seconds: float = Field(default=3.0, gt=0, le=60)
+    job_record_ttl_seconds: int = Field(default=7 * 86400, ge=3600)
+
+    @classmethod
+    def secret_fields(cls) -> tuple[str, ...]:
+        return ("admin_api_key",)

@@ -1,0 +1,55 @@
+"""The Celery application (Redis broker and result backend) and its request-id plumbing.
+
+Reliability: tasks are acknowledged late and re-queued if a worker dies mid-task, one at a
+time per worker (prefetch 1), so nothing acknowledged is lost. The request id travels in the
+task headers (`request_id`) and is bound to every log line while the task runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgi_correlation_id.context import correlation_id
+from celery import Celery
+from celery.signals import before_task_publish, task_postrun, task_prerun
+
+from ingestion.settings import IngestionSettings
+from ng12_common.settings import load_settings
+
+settings = load_settings(IngestionSettings, "ingestion")
+
+app = Celery("ingestion", broker=settings.redis_url, backend=settings.redis_url, include=["ingestion.tasks"])
+app.conf.update(
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    task_track_started=True,
+    result_extended=True,
+    result_expires=7 * 24 * 3600,
+    worker_hijack_root_logger=False,
+    broker_connection_retry_on_startup=True,
+    task_serializer="json",
+    result_serializer="json",
+    accept_content=["json"],
+    broker_transport_options={"visibility_timeout": 3600},
+)
+
+
+@before_task_publish.connect
+def _stamp_request_id(headers: dict[str, Any] | None = None, **_: Any) -> None:
+    rid = correlation_id.get()
+    if headers is not None and rid and "request_id" not in headers:
+        headers["request_id"] = rid
+
+
+@task_prerun.connect
+def _bind_request_id(task: Any = None, **_: Any) -> None:
+    rid = getattr(task.request, "request_id", None) if task is not None else None
+    if rid is None and task is not None:
+        rid = (getattr(task.request, "headers", None) or {}).get("request_id")
+    correlation_id.set(str(rid) if rid else (task.request.id if task is not None else None))
+
+
+@task_postrun.connect
+def _unbind_request_id(**_: Any) -> None:
+    correlation_id.set(None)

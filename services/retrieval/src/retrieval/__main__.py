@@ -1,0 +1,26 @@
+"""`python -m retrieval`: start the retrieval gRPC server with settings from the environment."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from ng12_common.logs import configure_logging  # noqa: E402
+from ng12_common.settings import load_settings  # noqa: E402
+from retrieval.settings import RetrievalSettings  # noqa: E402
+
+
+def main() -> None:
+    settings = load_settings(RetrievalSettings, "retrieval")
+    configure_logging("retrieval", settings.log_level)
+    from retrieval.server import serve
+
+    asyncio.run(serve(settings))
+
+
+if __name__ == "__main__":
+    main()

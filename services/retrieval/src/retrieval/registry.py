@@ -1,0 +1,101 @@
+"""The index registry: which versions exist, their metadata, and which one is served.
+
+Persisted as one JSON file beside the Chroma directory and replaced atomically (temp file,
+fsync, os.replace), so a crash at any instant leaves either the old or the new registry on
+disk, never a mix. The active pointer lives only here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["building", "ready", "active", "retired", "failed"]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class VersionRecord(BaseModel):
+    version: str
+    status: Status
+    guideline: dict[str, str | int] = Field(default_factory=dict)
+    embedder_id: str
+    embedding_dim: int
+    chunk_counts: dict[str, int] = Field(default_factory=dict)
+    expected_counts: dict[str, int] = Field(default_factory=dict)
+    recommendation_count: int = 0
+    created_at: str = Field(default_factory=now_iso)
+    activated_at: str = ""
+    error: str = ""
+    description: str = ""
+
+    @property
+    def collection_name(self) -> str:
+        return f"ng12-chunks-{self.version}"
+
+
+class RegistryState(BaseModel):
+    next_seq: int = 1
+    active: str | None = None
+    previous: str | None = None
+    versions: dict[str, VersionRecord] = Field(default_factory=dict)
+
+
+class Registry:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / "registry.json"
+        root.mkdir(parents=True, exist_ok=True)
+        self.state = self._load()
+
+    def _load(self) -> RegistryState:
+        if not self.path.exists():
+            return RegistryState()
+        return RegistryState.model_validate_json(self.path.read_text(encoding="utf-8"))
+
+    def save(self) -> None:
+        data = self.state.model_dump_json(indent=2)
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".registry-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def new_version_name(self) -> str:
+        name = f"v{self.state.next_seq}"
+        self.state.next_seq += 1
+        return name
+
+    def get(self, version: str) -> VersionRecord | None:
+        return self.state.versions.get(version)
+
+    def ordered(self) -> list[VersionRecord]:
+        return sorted(self.state.versions.values(), key=lambda r: int(r.version.lstrip("v") or 0))
+
+
+def write_json_atomic(path: Path, payload: object) -> None:
+    """Write JSON next to its final place and rename it in (same filesystem)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

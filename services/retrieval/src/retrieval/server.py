@@ -1,0 +1,69 @@
+"""Builds and runs the retrieval gRPC server: servicer, health, optional reflection, metrics,
+graceful shutdown (NOT_SERVING first, then stop with grace) on SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
+from prometheus_client import start_http_server
+
+from ng12.retrieval.v1 import retrieval_pb2, retrieval_pb2_grpc
+from ng12_common.grpc_utils import ServerObservabilityInterceptor, channel_options
+from ng12_common.logs import get_logger
+from retrieval.embeddings import CachedQueryEmbedder, build_provider
+from retrieval.index_store import IndexStore
+from retrieval.servicer import SERVICE_NAME, RetrievalServicer
+from retrieval.settings import RetrievalSettings
+
+log = get_logger("retrieval.server")
+
+
+async def serve(settings: RetrievalSettings) -> None:
+    loop = asyncio.get_running_loop()
+    provider = await loop.run_in_executor(None, build_provider, settings.embedder)
+    embedder = CachedQueryEmbedder(provider, settings.query_cache_size)
+    store = IndexStore(settings.chroma_dir, provider)
+    await loop.run_in_executor(None, store.recover)
+
+    health = health_aio.HealthServicer()
+    servicer = RetrievalServicer(store, embedder, health)
+    server = grpc.aio.server(interceptors=[ServerObservabilityInterceptor()], options=channel_options())
+    retrieval_pb2_grpc.add_RetrievalServicer_to_server(servicer, server)
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    if settings.grpc_reflection:
+        from grpc_reflection.v1alpha import reflection
+
+        names = (
+            retrieval_pb2.DESCRIPTOR.services_by_name["Retrieval"].full_name,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+    address = f"{settings.grpc_host}:{settings.grpc_port}"
+    if server.add_insecure_port(address) == 0:
+        raise SystemExit(f"retrieval: cannot listen on {address} (GRPC_HOST/GRPC_PORT)")
+    if settings.metrics_port:
+        start_http_server(settings.metrics_port, addr="0.0.0.0" if settings.grpc_host == "0.0.0.0" else "127.0.0.1")
+    await server.start()
+    await servicer.publish_health()
+    log.info(
+        "retrieval_started",
+        address=address,
+        service=SERVICE_NAME,
+        active_index=store.serving.record.version if store.serving else None,
+        embedder=provider.embedder_id,
+        reflection=settings.grpc_reflection,
+    )
+
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("retrieval_stopping", grace_seconds=settings.shutdown_grace_seconds)
+    await health.enter_graceful_shutdown()
+    await server.stop(settings.shutdown_grace_seconds)
+    log.info("retrieval_stopped")

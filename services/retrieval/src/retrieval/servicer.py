@@ -1,0 +1,206 @@
+"""The `ng12.retrieval.v1.Retrieval` gRPC servicer: validates requests, maps errors to codes.
+
+Status codes: INVALID_ARGUMENT (empty query, top_k outside 1-50, unknown mode, malformed
+upload), NOT_FOUND (unknown recommendation id or version), FAILED_PRECONDITION (no active
+index, wrong lifecycle state, embedder mismatch).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+from grpc_health.v1 import health_pb2
+from grpc_health.v1.health import aio as health_aio
+
+from ng12.retrieval.v1 import retrieval_pb2 as pb
+from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+from retrieval import convert
+from retrieval.embeddings import CachedQueryEmbedder
+from retrieval.index_store import IndexError_, IndexStore, ServingIndex
+from retrieval.metrics import ACTIVE_INDEX, INDEX_CHUNKS, SEARCH_DEGRADED
+from retrieval.search import SearchParams, run_search
+
+_CODES = {
+    "invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "precondition": grpc.StatusCode.FAILED_PRECONDITION,
+}
+_MODES = {pb.SEARCH_MODE_ASSESSMENT: "assessment", pb.SEARCH_MODE_CHAT: "chat"}
+SERVICE_NAME = "ng12.retrieval.v1.Retrieval"
+
+
+class RetrievalServicer(pb_grpc.RetrievalServicer):
+    def __init__(self, store: IndexStore, embedder: CachedQueryEmbedder, health: health_aio.HealthServicer) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.health = health
+
+    # --- helpers -------------------------------------------------------------------------
+
+    async def publish_health(self) -> None:
+        serving = self.store.serving
+        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        await self.health.set("", status)
+        await self.health.set(SERVICE_NAME, status)
+        ACTIVE_INDEX.set(int(serving.record.version.lstrip("v")) if serving else 0)
+        INDEX_CHUNKS.clear()
+        if serving:
+            for doc_type, n in serving.record.chunk_counts.items():
+                INDEX_CHUNKS.labels(doc_type=doc_type).set(n)
+
+    async def _serving(self, context: grpc.aio.ServicerContext) -> ServingIndex:
+        serving = self.store.serving
+        if serving is None:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "no active NG12 index: ingest the NG12 PDF (ingestion task) and activate a version",
+            )
+        assert serving is not None
+        if serving.record.embedder_id != self.embedder.provider.embedder_id:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"the active index was built with {serving.record.embedder_id} but this service embeds "
+                f"queries with {self.embedder.provider.embedder_id}",
+            )
+        return serving
+
+    async def _lifecycle(self, context: grpc.aio.ServicerContext, fn: Callable[[], object]) -> object:
+        try:
+            return await fn()  # type: ignore[misc]
+        except IndexError_ as exc:
+            await context.abort(_CODES[exc.kind], exc.message)
+            raise  # unreachable: abort raises
+
+    # --- search --------------------------------------------------------------------------
+
+    async def Search(self, request: pb.SearchRequest, context: grpc.aio.ServicerContext) -> pb.SearchResponse:
+        if not request.query.strip():
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "query must not be empty")
+        if not 1 <= request.top_k <= 50:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"top_k must be 1-50, got {request.top_k}")
+        mode = _MODES.get(request.mode)
+        if mode is None:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"mode must be SEARCH_MODE_ASSESSMENT or SEARCH_MODE_CHAT, got {request.mode}",
+            )
+        if len(request.query) > 4000:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "query longer than 4000 characters")
+        serving = await self._serving(context)
+        patient = None
+        if request.HasField("patient"):
+            pp = request.patient
+            patient = {
+                "age": pp.age if pp.HasField("age") else None,
+                "sex": pp.sex,
+                "smoking": pp.smoking,
+                "symptoms": list(pp.symptoms),
+            }
+        params = SearchParams(
+            query=request.query,
+            top_k=request.top_k,
+            mode=mode or "chat",
+            patient=patient,
+            doc_types=list(request.filters.doc_types),
+            sections=list(request.filters.sections),
+            recommendation_ids=list(request.filters.recommendation_ids),
+        )
+        loop = asyncio.get_running_loop()
+        outcome = await loop.run_in_executor(None, run_search, serving, self.embedder, params)
+        if outcome.degraded:
+            SEARCH_DEGRADED.inc()
+        return pb.SearchResponse(
+            hits=[convert.hit_to_pb(h, serving.canonical) for h in outcome.hits],
+            index_version=serving.record.version,
+            guideline=convert.guideline_to_pb(serving.record.guideline),
+            normalized_query=outcome.normalized_query,
+            degraded=outcome.degraded,
+            degraded_reason=outcome.degraded_reason,
+        )
+
+    async def GetRecommendations(
+        self, request: pb.GetRecommendationsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetRecommendationsResponse:
+        serving = await self._serving(context)
+        ids = list(request.ids) or sorted(serving.canonical, key=_rec_sort_key)
+        missing = [i for i in ids if i not in serving.canonical]
+        if missing:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown recommendation id(s): {', '.join(missing)}")
+        return pb.GetRecommendationsResponse(
+            recommendations=[convert.canonical_from_dict(serving.canonical[i]) for i in ids],
+            index_version=serving.record.version,
+            guideline=convert.guideline_to_pb(serving.record.guideline),
+        )
+
+    # --- index lifecycle -----------------------------------------------------------------------
+
+    async def BeginIndex(self, request: pb.BeginIndexRequest, context: grpc.aio.ServicerContext) -> pb.IndexVersion:
+        guideline = convert.json_format.MessageToDict(request.guideline, preserving_proto_field_name=True)
+        record = await self._lifecycle(
+            context, lambda: self.store.begin(guideline, dict(request.expected_counts), request.description)
+        )
+        return convert.version_to_pb(record)  # type: ignore[arg-type]
+
+    async def UploadChunks(
+        self, request_iterator: AsyncIterator[pb.UploadChunksRequest], context: grpc.aio.ServicerContext
+    ) -> pb.UploadChunksResponse:
+        version = ""
+        n_chunks = n_recs = 0
+        async for message in request_iterator:
+            if not message.version:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "every upload message must name its version")
+            if version and message.version != version:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "one upload stream serves one version")
+            version = message.version
+            chunks = [convert.chunk_from_pb(c) for c in message.chunks]
+            recs = [convert.canonical_to_dict(r) for r in message.recommendations]
+            lexicon = [convert.lexicon_to_dict(t) for t in message.lexicon]
+            await self._lifecycle(context, lambda c=chunks, r=recs, lx=lexicon: self.store.add(version, c, r, lx))
+            n_chunks += len(chunks)
+            n_recs += len(recs)
+        return pb.UploadChunksResponse(version=version, chunks_received=n_chunks, recommendations_received=n_recs)
+
+    async def FinishIndex(
+        self, request: pb.FinishIndexRequest, context: grpc.aio.ServicerContext
+    ) -> pb.FinishIndexResponse:
+        record, problems = await self._lifecycle(context, lambda: self.store.finish(request.version))  # type: ignore[misc]
+        return pb.FinishIndexResponse(version=convert.version_to_pb(record), valid=not problems, problems=problems)
+
+    async def AbortIndex(self, request: pb.AbortIndexRequest, context: grpc.aio.ServicerContext) -> pb.IndexVersion:
+        record = await self._lifecycle(context, lambda: self.store.abort(request.version, request.reason))
+        return convert.version_to_pb(record)  # type: ignore[arg-type]
+
+    async def ActivateIndex(
+        self, request: pb.ActivateIndexRequest, context: grpc.aio.ServicerContext
+    ) -> pb.IndexVersion:
+        record = await self._lifecycle(context, lambda: self.store.activate(request.version))
+        await self.publish_health()
+        return convert.version_to_pb(record)  # type: ignore[arg-type]
+
+    async def RollbackIndex(
+        self, request: pb.RollbackIndexRequest, context: grpc.aio.ServicerContext
+    ) -> pb.IndexVersion:
+        record = await self._lifecycle(context, self.store.rollback)
+        await self.publish_health()
+        return convert.version_to_pb(record)  # type: ignore[arg-type]
+
+    async def ListIndexVersions(
+        self, request: pb.ListIndexVersionsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListIndexVersionsResponse:
+        state = self.store.registry.state
+        return pb.ListIndexVersionsResponse(
+            versions=[convert.version_to_pb(r) for r in self.store.registry.ordered()],
+            active_version=state.active or "",
+        )
+
+    async def GetActiveIndex(
+        self, request: pb.GetActiveIndexRequest, context: grpc.aio.ServicerContext
+    ) -> pb.IndexVersion:
+        serving = await self._serving(context)
+        return convert.version_to_pb(serving.record)
+
+
+def _rec_sort_key(rec_id: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in rec_id.split("."))

@@ -1,0 +1,25 @@
+"""Retrieval service settings (environment variables, see deploy/stack_spec.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from ng12_common.settings import ServiceSettings
+
+
+class RetrievalSettings(ServiceSettings):
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = Field(default=50051, ge=1, le=65535)
+    metrics_port: int = Field(default=9101, ge=0, le=65535)  # 0 disables the metrics listener
+    chroma_dir: Path = Path("var/chroma")
+    embedder: Literal["local"] = "local"  # "vertex" arrives with the Vertex AI provider
+    grpc_reflection: bool = False
+    shutdown_grace_seconds: float = Field(default=5.0, ge=0)
+    query_cache_size: int = Field(default=2048, ge=0)
+    keep_versions: int = Field(default=2, ge=2, description="Versions kept on disk (active + previous).")
+    vertex_project: str | None = None
+    vertex_location: str = "europe-west2"
+    vertex_embedding_model: str = "text-embedding-005"

@@ -1,0 +1,60 @@
+"""Helpers for tests that run real processes: free ports, waiting, log capture."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def find_pdf() -> Path:
+    """The NG12 PDF: $NG12_PDF, else ../shared/ng12/ng12.pdf, else data/ng12.pdf."""
+    candidates = [os.environ.get("NG12_PDF", ""), str(REPO.parent / "shared/ng12/ng12.pdf"), str(REPO / "data/ng12.pdf")]
+    for c in candidates:
+        if c and Path(c).is_file():
+            return Path(c)
+    raise FileNotFoundError(
+        "The NG12 PDF is needed by the tests: set NG12_PDF to its path "
+        "(download: https://www.nice.org.uk/guidance/ng12, 'Download guidance (PDF)')."
+    )
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.2, what: str = "condition"):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    last_exc: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as exc:  # noqa: BLE001 - keep polling until the deadline
+            last_exc = exc
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}; last error: {last_exc!r}")
+
+
+def start_process(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    fh = log_path.open("ab")
+    return subprocess.Popen([sys.executable, *args], env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO)
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
