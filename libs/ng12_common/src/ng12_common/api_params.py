@@ -14,9 +14,7 @@ from ng12_common.models import SESSION_ID_PATTERN
 
 PATIENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
-PatientId = Annotated[
-    str, Path(pattern=PATIENT_ID_PATTERN, description="Patient id, e.g. PT-101 (1-64 chars of [A-Za-z0-9_-]).")
-]
+PatientId = Annotated[str, Path(pattern=PATIENT_ID_PATTERN, description="Patient id, e.g. PT-101.")]
 SessionId = Annotated[
     str, Path(pattern=SESSION_ID_PATTERN, description="Chat session id (1-128 chars of [A-Za-z0-9_-]).")
 ]

@@ -174,8 +174,6 @@ def _modifiers(text: str) -> set[str]:
         found.discard("visible")
     if _LATERAL.search(text):
         found.add("unilateral")
-    if "explained" in found and not _EXPLAINED_BY.search(text):
-        found.discard("explained")
     return found
 
 
@@ -218,13 +216,16 @@ def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[Concept
         si = seg_of(start)
         s0, s1 = segs[si]
         before, after = text[s0:start], text[end:s1]
-        # Cues elsewhere in the segment, the matched words blanked out (a term such as
-        # "non-painful enlargement" or "persistent abdominal distension" is not itself a cue).
+        # Cues in the segment (including the matched words: "visible haematuria", "recurrent
+        # pneumonia"), but not inside other concepts' words. "Explained" only by what follows.
         others = [(a, b) for a, b, _c, _k in hits if s0 <= a < s1 and (a, b) != (start, end)]
-        rest = before + " _ " + after
-        for a, b in others:  # other concepts' words are not cues either
-            rest = rest.replace(text[a:b], " _ ")
-        mods = _modifiers(rest)
+        own = text[s0:s1]
+        for a, b in others:
+            own = own.replace(text[a:b], " _ ")
+        mods = _modifiers(own)
+        mods.discard("explained")
+        if _EXPLAINED_BY.search(after):
+            mods.add("explained")
         quals = _qualifiers(text[s0:s1])
         for sj in range(si + 1, len(segs)):  # trailing segments without a concept qualify it
             if sj in seg_has:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 
 import uvicorn
-from ng12_common.logs import configure_logging
-from ng12_common.settings import load_settings
 
 from assessment.app import SERVICE, create_app
 from assessment.patients import JsonPatientStore, PatientStoreError
 from assessment.settings import AssessmentSettings
+from ng12_common.logs import configure_logging
+from ng12_common.settings import load_settings
 
 
 def main() -> None:

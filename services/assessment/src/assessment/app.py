@@ -6,14 +6,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from ng12_common.http_app import install_common
-from ng12_common.retrieval_client import RetrievalClient
 
 from assessment.errors import install_error_handlers
 from assessment.graph import AssessmentRunner
 from assessment.patients import JsonPatientStore, PatientStore
 from assessment.routes import router
 from assessment.settings import AssessmentSettings
+from ng12_common.http_app import install_common
+from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "assessment"
 

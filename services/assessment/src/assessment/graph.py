@@ -14,14 +14,14 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from ng12_common.citations import guideline_ref, hit_to_citation
-from ng12_common.logs import get_logger
-from ng12_common.models import Assessment, AssessmentResponse, Citation, GuidelineRef, Patient, PatientRecord
-from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 
 from assessment.errors import PatientNotFound
 from assessment.patients import PatientStore
 from assessment.profile import search_profile, symptom_query
+from ng12_common.citations import guideline_ref, hit_to_citation
+from ng12_common.logs import get_logger
+from ng12_common.models import Assessment, AssessmentResponse, Citation, GuidelineRef, Patient, PatientRecord
+from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 
 log = get_logger("assessment.graph")
 
@@ -116,7 +116,7 @@ class AssessmentRunner:
     async def run(
         self, patient_id: str | None = None, record: PatientRecord | None = None
     ) -> AssessmentResponse:
-        final: AssessmentState = await self._graph.ainvoke({"patient_id": patient_id, "record": record})
+        final: dict[str, Any] = await self._graph.ainvoke({"patient_id": patient_id, "record": record})
         error = final.get("error")
         if error is not None:
             raise error

@@ -9,8 +9,9 @@ import builtins
 from pathlib import Path
 from typing import Protocol
 
-from ng12_common.models import Patient
 from pydantic import TypeAdapter, ValidationError
+
+from ng12_common.models import Patient
 
 _PATIENTS = TypeAdapter(list[Patient])
 

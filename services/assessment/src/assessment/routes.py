@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from ng12_common.api_params import PatientId
-from ng12_common.models import AssessmentResponse, ErrorResponse, Patient, PatientRecord
 
 from assessment.errors import PatientNotFound
 from assessment.graph import AssessmentRunner
 from assessment.patients import PatientStore
+from ng12_common.api_params import PatientId
+from ng12_common.models import AssessmentResponse, ErrorResponse, Patient, PatientRecord
 
 router = APIRouter()
 _ERRORS: dict[int | str, dict[str, object]] = {

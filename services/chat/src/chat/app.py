@@ -6,15 +6,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from ng12_common.http_app import install_common
-from ng12_common.redis_client import make_redis, redis_location
-from ng12_common.retrieval_client import RetrievalClient
 
 from chat.errors import install_error_handlers
 from chat.graph import ChatRunner
 from chat.history import HistoryStore, HistoryUnavailable
 from chat.routes import router
 from chat.settings import ChatSettings
+from ng12_common.http_app import install_common
+from ng12_common.redis_client import make_redis, redis_location
+from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "chat"
 
@@ -52,7 +52,7 @@ def create_app(settings: ChatSettings) -> FastAPI:
             yield
         finally:
             await retrieval.close()
-            await redis.aclose()
+            await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
 
     app = FastAPI(
         title="NG12 Assessor - chat",

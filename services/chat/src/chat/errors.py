@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from ng12_common.http_app import error_response
 
 from chat.history import HistoryUnavailable
+from ng12_common.http_app import error_response
 
 
 async def _history_unavailable(_: Request, exc: Exception) -> JSONResponse:

@@ -14,6 +14,9 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+
+from chat.answer import compose_answer
+from chat.history import HistoryStore, HistoryUnavailable, now_rfc3339
 from ng12_common.citations import guideline_ref, hit_to_citation
 from ng12_common.logs import get_logger
 from ng12_common.models import (
@@ -26,9 +29,6 @@ from ng12_common.models import (
     GuidelineRef,
 )
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
-
-from chat.answer import compose_answer
-from chat.history import HistoryStore, HistoryUnavailable, now_rfc3339
 
 log = get_logger("chat.graph")
 
@@ -124,7 +124,7 @@ class ChatRunner:
         self._graph = build_graph(history, retrieval)
 
     async def run(self, request: ChatRequest) -> ChatResponse:
-        final: ChatState = await self._graph.ainvoke({"request": request, "asked_at": now_rfc3339()})
+        final: dict[str, Any] = await self._graph.ainvoke({"request": request, "asked_at": now_rfc3339()})
         error = final.get("error")
         if error is not None:
             raise error

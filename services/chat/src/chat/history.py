@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ng12_common.logs import get_logger
-from ng12_common.models import ChatTurn
 from pydantic import ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+
+from ng12_common.logs import get_logger
+from ng12_common.models import ChatTurn
 
 log = get_logger("chat.history")
 
@@ -47,7 +48,7 @@ class HistoryStore:
 
     async def get(self, session_id: str) -> list[ChatTurn]:
         try:
-            raw: list[str] = await self._redis.lrange(self.key(session_id), 0, -1)  # type: ignore[misc]
+            raw: list[bytes | str] = await self._redis.lrange(self.key(session_id), 0, -1)
         except RedisError as exc:
             raise self._unavailable(exc) from None
         turns: list[ChatTurn] = []
@@ -78,6 +79,6 @@ class HistoryStore:
 
     async def ping(self) -> None:
         try:
-            await self._redis.ping()  # type: ignore[misc]
+            await self._redis.ping()
         except RedisError as exc:
             raise self._unavailable(exc) from None

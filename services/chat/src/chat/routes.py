@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
-from ng12_common.api_params import SessionId
-from ng12_common.models import ChatHistory, ChatRequest, ChatResponse, ErrorResponse
 
 from chat.graph import ChatRunner
 from chat.history import HistoryStore
+from ng12_common.api_params import SessionId
+from ng12_common.models import ChatHistory, ChatRequest, ChatResponse, ErrorResponse
 
 router = APIRouter()
 _ERRORS: dict[int | str, dict[str, object]] = {422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}}

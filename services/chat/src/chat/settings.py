@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ng12_common.settings import ServiceSettings
 from pydantic import Field
+
+from ng12_common.settings import ServiceSettings
 
 
 class ChatSettings(ServiceSettings):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import uvicorn
-from ng12_common.logs import configure_logging
-from ng12_common.settings import load_settings
 
 from gateway.app import SERVICE, create_app
 from gateway.settings import GatewaySettings
+from ng12_common.logs import configure_logging
+from ng12_common.settings import load_settings
 
 
 def main() -> None:

@@ -7,10 +7,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
-from ng12_common.http_app import install_common
-from ng12_common.logs import get_logger
-from ng12_common.redis_client import make_redis, redis_location
-from ng12_common.retrieval_client import RetrievalClient
 from redis.exceptions import RedisError
 
 from gateway import routes_admin, routes_public, routes_search
@@ -18,6 +14,10 @@ from gateway.errors import install_error_handlers
 from gateway.jobs import IngestionJobs
 from gateway.proxy import Downstream, make_http_client
 from gateway.settings import GatewaySettings
+from ng12_common.http_app import install_common
+from ng12_common.logs import get_logger
+from ng12_common.redis_client import make_redis, redis_location
+from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "gateway"
 API_PREFIX = "/api/v1"
@@ -46,7 +46,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
 
         async def redis_ready() -> str | None:
             try:
-                await redis.ping()  # type: ignore[misc]
+                await redis.ping()
             except RedisError as exc:
                 return f"Redis at {redis_location(settings.redis_url)} is unavailable ({type(exc).__name__})"
             return None
@@ -64,7 +64,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         finally:
             await http.aclose()
             await retrieval.close()
-            await redis.aclose()
+            await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
             jobs.close()
 
     app = FastAPI(

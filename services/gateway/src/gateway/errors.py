@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from ng12_common.http_app import error_response
 
 from gateway.jobs import JobsUnavailable
 from gateway.proxy import install_proxy_errors
+from ng12_common.http_app import error_response
 
 
 async def _jobs_unavailable(_: Request, exc: Exception) -> JSONResponse:

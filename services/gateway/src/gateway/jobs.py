@@ -15,13 +15,13 @@ from typing import Any
 
 from celery import Celery
 from kombu.exceptions import KombuError
-from ng12_common.jobs import INGEST_TASK_NAME, PROGRESS_STATE, REQUEST_ID_TASK_HEADER
-from ng12_common.logs import current_request_id, get_logger
-from ng12_common.redis_client import redis_location
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from gateway.admin_models import JobStatus
+from ng12_common.jobs import INGEST_TASK_NAME, PROGRESS_STATE, REQUEST_ID_TASK_HEADER
+from ng12_common.logs import current_request_id, get_logger
+from ng12_common.redis_client import redis_location
 
 log = get_logger("gateway.jobs")
 

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+
 from ng12_common.http_app import error_response
 from ng12_common.logs import REQUEST_ID_HEADER, current_request_id, get_logger
 

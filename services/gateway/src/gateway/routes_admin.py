@@ -7,12 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
-from ng12_common.models import ErrorResponse
 
 from gateway.admin_auth import require_admin
 from gateway.admin_models import IndexVersionList, IndexVersionOut, IngestionRequest, JobAccepted, JobStatus
 from gateway.jobs import IngestionJobs
 from gateway.routes_search import Retrieval
+from ng12_common.models import ErrorResponse
 
 router = APIRouter(
     prefix="/admin",

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
+
+from gateway.proxy import Downstream
 from ng12_common.api_params import PatientId, SessionId
 from ng12_common.models import (
     AssessmentResponse,
@@ -19,8 +21,6 @@ from ng12_common.models import (
     Patient,
     PatientRecord,
 )
-
-from gateway.proxy import Downstream
 
 router = APIRouter()
 _ERRORS: dict[int | str, dict[str, object]] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
+
 from ng12_common.citations import hit_to_passage
 from ng12_common.models import ErrorResponse, SearchQuery, SearchResult
 from ng12_common.retrieval_client import RetrievalClient

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ng12_common.settings import ServiceSettings
 from pydantic import Field
+
+from ng12_common.settings import ServiceSettings
 
 
 class GatewaySettings(ServiceSettings):

@@ -114,9 +114,9 @@ def _sentence_end(text: str, start: int) -> int:
     return len(text)
 
 
-def find_directive(text: str) -> tuple[str, str] | None:
-    """(opening verb, directive clause lower-cased) or None if the text gives no directive."""
-    body = text.strip()
+def find_directive(text: str) -> tuple[str, int, int] | None:
+    """(opening verb, start, end) of the directive clause in `text`, or None if there is none."""
+    body = text
     lead_in = body.find(":") if re.match(r"^(For|In)\b", body) else -1
     if lead_in > 0:
         # "For people with ...:" - the directives are the bullets; prefer one with a strength verb.
@@ -124,15 +124,14 @@ def find_directive(text: str) -> tuple[str, str] | None:
     else:
         lead = re.match(r"^(If|When|Once)\b[^,]*,\s*", body)
         starts = [lead.end() if lead else 0]
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, int, int]] = []
     for start in starts:
         match = _VERB_RE.match(body[start:])
         if match:
-            clause = body[start : _sentence_end(body, start)]
-            found.append((match.group(1).lower(), strip_bullets(clause).lower()))
-    for verb, clause in found:
+            found.append((match.group(1).lower(), start, _sentence_end(body, start)))
+    for verb, start, end in found:
         if verb in _STRENGTH_OF_VERB:
-            return verb, clause
+            return verb, start, end
     return found[0] if found else None
 
 
@@ -230,7 +229,7 @@ def classify_population(text: str, scope_notes: list[str], groups: AgeGroups) ->
     elif re.search(r"\byoung people\b", low):
         age_group = "young_people"
         bounds = groups.young_people
-    elif re.search(r"\badults?\b", low):
+    elif re.search(r"\badults\b", low):
         age_group = "adults"
         bounds = (None, None)
     else:
@@ -266,12 +265,17 @@ def classify(rec_id: str, text: str, scope_notes: list[str], groups: AgeGroups) 
     found = find_directive(text)
     if found is None:
         action, strength, timeframe, directive = "other", "other", "none", ""
+        population_text = text
     else:
-        verb, directive = found
+        verb, start, end = found
+        directive = strip_bullets(text[start:end]).lower()
         strength = _STRENGTH_OF_VERB.get(verb, "other")
         action = classify_action(directive)
         timeframe = classify_timeframe(directive, action)
-    population = classify_population(text, scope_notes, groups)
+        # Who it applies to is stated up to the end of the directive; later sentences are
+        # asides ("See NICE's guideline on irritable bowel syndrome in adults").
+        population_text = text[:end]
+    population = classify_population(population_text, scope_notes, groups)
     override = OVERRIDES.get(rec_id)
     if override is not None:
         field_name, value, _reason = override

@@ -35,6 +35,7 @@ BBox = tuple[float, float, float, float]  # x0, top, x1, bottom
 BULLET_GLYPHS = frozenset({"\u2022", "\uff0d", "\u25e6", "\u25aa", "\u2023", "\u25cb", "\u25cf"})
 _BOLD_FONT = re.compile(r"(semibold|bold|black|heavy|demi)", re.IGNORECASE)
 _PRINTED_PAGE = re.compile(r"\bPage\s+(\d+)\s+of\b")
+_SPACE_GAP = 1.0  # pt: a smaller horizontal gap between two "words" is not a space
 _LINE_TOLERANCE = 3.0  # pt: words whose vertical centres differ by less are on one line
 
 
@@ -59,6 +60,21 @@ class Word:
         return (self.top + self.bottom) / 2
 
 
+def join_words(words: Sequence[Word]) -> str:
+    """Words of one line as text: a space only where the PDF leaves a gap.
+
+    Words are split where the font changes, so "and" + ":" in another font is one word.
+    """
+    out = ""
+    prev: Word | None = None
+    for w in words:
+        if prev is not None and w.x0 - prev.x1 > _SPACE_GAP:
+            out += " "
+        out += w.text
+        prev = w
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Line:
     """Words sharing a baseline, left to right, on one page."""
@@ -69,7 +85,7 @@ class Line:
 
     @property
     def text(self) -> str:
-        return " ".join(w.text for w in self.words)
+        return join_words(self.words)
 
     @property
     def x0(self) -> float:

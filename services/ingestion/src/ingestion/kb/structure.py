@@ -109,13 +109,14 @@ class ProseBlock:
 
     heading_path: tuple[str, ...]
     lines: list[Line] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
     section: str = ""  # "1.13" inside Part A, else ""
     region: str = ""  # the level-1 heading it sits under
 
     @property
     def page(self) -> int:
-        return self.lines[0].page if self.lines else 0
+        return min([ln.page for ln in self.lines] + [t.page for t in self.tables], default=0)
 
     @property
     def page_end(self) -> int:
-        return self.lines[-1].page if self.lines else 0
+        return max([ln.page for ln in self.lines] + [t.page for t in self.tables], default=0)

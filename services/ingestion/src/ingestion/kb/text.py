@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ingestion.kb.layout import Line
+from ingestion.kb.layout import Line, join_words
 
 _YEAR_TAG = re.compile(r"\[(\d{4}(?:,?\s*amended\s+\d{4})?)\]")
 _TRAILING_YEAR_TAG = re.compile(r"\[(\d{4}(?:,?\s*amended\s+\d{4})?)\]\s*$")
@@ -50,7 +50,7 @@ def render_lines(lines: Sequence[Line], pitch: float) -> str:
                 stack[-1] = (glyph_x, text_x)
             else:
                 stack.append((glyph_x, text_x))
-            body = " ".join(w.text for w in line.words[1:])
+            body = join_words(line.words[1:])
             out.append("  " * (len(stack) - 1) + "- " + body)
         elif prev is None or not out:
             out.append(line.text)

@@ -1,0 +1,45 @@
+# NG12 Assessor: the two commands are `make run` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install proto proto-check lint typecheck bench eval-dev eval-retrieval ng12-pdf compose-check clean
+
+$(STAMP): constraints.txt requirements-dev.txt libs/ng12_common/pyproject.toml services/*/pyproject.toml
+	PYTHON=$(PYTHON) VENV=$(VENV) scripts/bootstrap.sh
+	touch $(STAMP)
+
+install: $(STAMP) ## create/refresh the virtual environment
+
+run: $(STAMP) ## start the whole system on http://127.0.0.1:8000 (PORT overrides)
+	$(PY) deploy/run_stack.py
+
+test: $(STAMP) ## the whole test suite (needs Redis at 127.0.0.1:6379 and the NG12 PDF)
+	$(PY) -m pytest -q
+
+proto: $(STAMP) ## regenerate gRPC stubs into libs/ng12_common with the pinned grpcio-tools
+	PYTHON=$(PY) scripts/gen_proto.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy libs/ng12_common/src/ng12_common services/*/src
+
+bench: $(STAMP) ## benchmarks: print numbers, no pass/fail
+	$(PY) bench/run_all.py
+
+eval-dev: $(STAMP) ## score the development cases in ../shared/eval-dev
+	$(PY) bench/eval_dev.py
+
+compose-check: $(STAMP)
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.compose-spec deploy/docker-compose.yml
+
+ng12-pdf: ## download the NG12 PDF from NICE into data/ng12.pdf (needs internet)
+	mkdir -p data
+	curl -fL --retry 3 -o data/ng12.pdf.tmp "https://www.nice.org.uk/guidance/ng12/resources/suspected-cancer-recognition-and-referral-pdf-1837268071621"
+	mv data/ng12.pdf.tmp data/ng12.pdf
+
+clean:
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,50 @@
+"""Normalising a GP's free text into retrieval's patient profile."""
+
+from __future__ import annotations
+
+import pytest
+
+from assessment.profile import normalise_sex, normalise_smoking, search_profile, symptom_query
+from ng12_common.models import PatientRecord
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Current Smoker", "current"),
+        ("smoker", "current"),
+        ("Ex-Smoker", "ex"),
+        ("former smoker", "ex"),
+        ("quit smoking 2019", "ex"),
+        ("no longer smokes", "ex"),
+        ("Never Smoked", "never"),
+        ("non-smoker", "never"),
+        ("", ""),
+        ("unknown", ""),
+    ],
+)
+def test_smoking(text: str, expected: str) -> None:
+    assert normalise_smoking(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("Male", "male"), ("F", "female"), ("female", "female"), ("x", "")]
+)
+def test_sex(text: str, expected: str) -> None:
+    assert normalise_sex(text) == expected
+
+
+def test_profile_and_query() -> None:
+    record = PatientRecord(
+        age=55,
+        gender="Male",
+        smoking_history="Current Smoker",
+        symptoms=["unexplained hemoptysis", " fatigue "],
+    )
+    assert search_profile(record) == {
+        "age": 55,
+        "sex": "male",
+        "smoking": "current",
+        "symptoms": ["unexplained hemoptysis", "fatigue"],
+    }
+    assert symptom_query(record) == "unexplained hemoptysis, fatigue"

@@ -1,0 +1,75 @@
+"""The retrieval gRPC service over a real server with the real NG12 index (see conftest.py)."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from ng12.retrieval.v1 import retrieval_pb2 as pb
+from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+
+
+@pytest.fixture(scope="module")
+def stub(retrieval_addr: str):  # type: ignore[no-untyped-def]
+    with grpc.insecure_channel(retrieval_addr) as channel:
+        yield pb_grpc.RetrievalStub(channel)
+
+
+def _search(stub, query: str, top_k: int = 5, mode: int = pb.SEARCH_MODE_CHAT, **kw):  # type: ignore[no-untyped-def]
+    return stub.Search(pb.SearchRequest(query=query, top_k=top_k, mode=mode, **kw), timeout=10)
+
+
+def test_search_returns_ranked_hits_naming_the_version(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
+    r = _search(stub, "unexplained haemoptysis in a 50 year old smoker")
+    assert r.index_version == retrieval_server.version
+    assert r.guideline.code == "NG12" and r.guideline.last_updated == "2026-01-12"
+    assert 1 <= len(r.hits) <= 5
+    scores = [h.score for h in r.hits]
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert all(1 <= h.page <= 95 and h.text and h.chunk_id for h in r.hits)
+    assert any("haemoptysis" in h.text.lower() for h in r.hits)
+
+
+def test_health_is_serving_with_an_active_index(retrieval_addr: str) -> None:
+    with grpc.insecure_channel(retrieval_addr) as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+@pytest.mark.parametrize(
+    ("request_kwargs", "fragment"),
+    [
+        ({"query": "   ", "top_k": 5, "mode": pb.SEARCH_MODE_CHAT}, "query must not be empty"),
+        ({"query": "cough", "top_k": 0, "mode": pb.SEARCH_MODE_CHAT}, "top_k"),
+        ({"query": "cough", "top_k": 51, "mode": pb.SEARCH_MODE_CHAT}, "top_k"),
+        ({"query": "cough", "top_k": 5, "mode": pb.SEARCH_MODE_UNSPECIFIED}, "mode"),
+        ({"query": "cough", "top_k": 5, "mode": 7}, "mode"),
+    ],
+)
+def test_bad_search_requests_are_invalid_argument(stub, request_kwargs, fragment: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Search(pb.SearchRequest(**request_kwargs), timeout=5)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert fragment in err.value.details()
+
+
+def test_one_millisecond_deadline_is_deadline_exceeded(stub) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Search(pb.SearchRequest(query="a brand new query about lumps", top_k=50, mode=pb.SEARCH_MODE_CHAT),
+                    timeout=0.001)
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+def test_unknown_version_activation_is_not_found(stub) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as err:
+        stub.ActivateIndex(pb.ActivateIndexRequest(version="v999"), timeout=5)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_list_versions_shows_the_active_one(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
+    r = stub.ListIndexVersions(pb.ListIndexVersionsRequest(), timeout=5)
+    assert r.active_version == retrieval_server.version
+    active = [v for v in r.versions if v.version == r.active_version][0]
+    assert active.status == "active" and active.embedding_dim == 384
+    assert active.embedder_id.endswith("all-MiniLM-L6-v2")

@@ -1,0 +1,197 @@
+"""End to end: the whole stack as real processes, driven through the gateway.
+
+Real Redis, the real retrieval gRPC server with Chroma in a temp dir, a real Celery worker
+that ingests the real NG12 PDF on first start, assessment, chat and the gateway, all started
+by the same launcher as `make run` (deploy/run_stack.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pdfplumber
+import pytest
+import redis
+
+from tests.support import REPO, free_port
+
+pytestmark = pytest.mark.e2e
+
+E2E_REDIS_DB = 13
+
+
+def _load_launcher():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("run_stack", REPO / "deploy" / "run_stack.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_stack"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _norm(text: str) -> str:
+    """Word sequence of a text: verbatim comparison that ignores layout (line breaks, bullets)."""
+    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+
+
+@pytest.fixture(scope="module")
+def pdf_text(ng12_pdf: Path) -> str:
+    with pdfplumber.open(ng12_pdf) as pdf:
+        pages = []
+        for page in pdf.pages:
+            lines = (page.extract_text() or "").splitlines()
+            body = [ln for ln in lines if not ln.startswith(("Suspected cancer: recognition and referral (NG12)",
+                                                              "© NICE", "conditions#notice-of-rights"))]
+            pages.append(" ".join(body))
+        return _norm(" ".join(pages))
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, ng12_pdf: Path, redis_url: str) -> Iterator[object]:
+    launcher = _load_launcher()
+    url = re.sub(r"/\d+$", f"/{E2E_REDIS_DB}", redis_url)
+    redis.Redis.from_url(url).flushdb()
+    cfg = launcher.StackConfig(
+        gateway_port=free_port(), assessment_port=free_port(), chat_port=free_port(),
+        retrieval_port=free_port(), retrieval_metrics_port=free_port(), worker_metrics_port=free_port(),
+        redis_url=url, ng12_pdf=ng12_pdf, var_dir=tmp_path_factory.mktemp("stack"), environment="test",
+        admin_api_key="e2e-admin-key", log_to_files=True,
+    )
+    s = launcher.Stack(cfg)
+    s.start()
+    try:
+        s.ready_seconds = s.wait_ready(600)
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="module")
+def api(stack) -> Iterator[httpx.Client]:  # type: ignore[no-untyped-def]
+    with httpx.Client(base_url=f"http://127.0.0.1:{stack.cfg.gateway_port}", timeout=30) as client:
+        yield client
+
+
+def _log(stack, name: str) -> str:  # type: ignore[no-untyped-def]
+    return (stack.cfg.var_dir / "logs" / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+
+
+def test_chat_answers_with_verbatim_page_citations(stack, api: httpx.Client, pdf_text: str) -> None:  # type: ignore[no-untyped-def]
+    rid = f"e2e-{uuid.uuid4().hex}"
+    r = api.post(
+        "/api/v1/chat",
+        json={"session_id": "e2e-session-1", "message": "When should I refer unexplained haemoptysis?", "top_k": 5},
+        headers={"X-Request-ID": rid},
+    )
+    assert r.status_code == 200, r.text
+    assert r.headers["X-Request-ID"] == rid
+    body = r.json()
+    assert body["citations"], body
+    for c in body["citations"]:
+        assert 1 <= c["page"] <= 95
+        assert _norm(c["excerpt"]) in pdf_text, c["excerpt"][:200]
+    assert body["guideline"]["index_version"]
+    time.sleep(0.5)  # let the log lines be flushed
+    for service in ("gateway", "chat", "retrieval"):
+        assert rid in _log(stack, service), f"request id missing from {service} logs"
+
+
+def test_assess_reference_patient_returns_citations(api: httpx.Client, pdf_text: str) -> None:
+    r = api.post("/api/v1/assess/PT-101")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["patient"]["patient_id"] == "PT-101"
+    assert body["citations"]
+    assert all(_norm(c["excerpt"]) in pdf_text for c in body["citations"])
+
+
+def test_patients_are_listed(api: httpx.Client) -> None:
+    r = api.get("/api/v1/patients")
+    assert r.status_code == 200
+    ids = {p["patient_id"] for p in r.json()}
+    assert {f"PT-{n}" for n in range(101, 111)} <= ids
+
+
+def test_history_survives_chat_restart(stack, api: httpx.Client) -> None:  # type: ignore[no-untyped-def]
+    sid = f"e2e-restart-{uuid.uuid4().hex[:8]}"
+    r = api.post("/api/v1/chat", json={"session_id": sid, "message": "What does NG12 say about dysphagia?"})
+    assert r.status_code == 200, r.text
+    before = api.get(f"/api/v1/chat/{sid}/history").json()
+    assert [t["role"] for t in before["turns"]] == ["user", "assistant"]
+    stack.restart_service("chat", 60)
+    after = api.get(f"/api/v1/chat/{sid}/history")
+    assert after.status_code == 200
+    assert after.json()["turns"] == before["turns"]
+    assert api.delete(f"/api/v1/chat/{sid}").status_code == 204
+    assert api.get(f"/api/v1/chat/{sid}/history").json()["turns"] == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs", "status", "field"),
+    [
+        ("post", "/api/v1/assess/PT-999", {}, 404, None),
+        ("post", "/api/v1/chat", {"json": {"session_id": "s1", "message": ""}}, 422, "message"),
+        ("post", "/api/v1/chat", {"json": {"session_id": "s1", "message": "x" * 20_000}}, 422, "message"),
+        ("post", "/api/v1/chat", {"json": {"session_id": "bad id!", "message": "hi"}}, 422, "session_id"),
+        ("post", "/api/v1/chat", {"content": b'{"session_id": "s1", "message": ', "headers": {
+            "content-type": "application/json"}}, 422, None),
+        ("post", "/api/v1/assess", {"json": {"age": 200, "gender": "Male", "symptoms": []}}, 422, "age"),
+    ],
+)
+def test_bad_input_gets_a_clear_4xx(api: httpx.Client, method: str, path: str, kwargs: dict, status: int,  # type: ignore[type-arg]
+                                    field: str | None) -> None:
+    r = getattr(api, method)(path, **kwargs)
+    assert r.status_code == status, r.text
+    error = r.json()["error"]
+    assert error["message"]
+    if field:
+        assert field in error["message"]
+    if status == 404:
+        assert "PT-999" in error["message"]
+
+
+def test_admin_reingestion_creates_and_activates_a_new_version(stack, api: httpx.Client) -> None:  # type: ignore[no-untyped-def]
+    assert api.post("/api/v1/admin/ingestions", json={}).status_code == 401
+    headers = {"X-Admin-Key": "e2e-admin-key"}
+    before = api.get("/api/v1/admin/indexes", headers=headers).json()
+    r = api.post("/api/v1/admin/ingestions", json={"activate": True}, headers=headers)
+    assert r.status_code == 202, r.text
+    job_id = r.json()["job_id"]
+    deadline = time.monotonic() + 300
+    state: dict = {}  # type: ignore[type-arg]
+    while time.monotonic() < deadline:
+        state = api.get(f"/api/v1/admin/ingestions/{job_id}", headers=headers).json()
+        if state["state"] in ("SUCCESS", "FAILURE"):
+            break
+        time.sleep(1)
+    assert state["state"] == "SUCCESS", state
+    after = api.get("/api/v1/admin/indexes", headers=headers).json()
+    assert after["active_version"] != before["active_version"]
+    r = api.post("/api/v1/chat", json={"session_id": "e2e-v2", "message": "haemoptysis"})
+    assert r.json()["guideline"]["index_version"] == after["active_version"]
+
+
+def test_retrieval_down_gives_503_within_deadline(stack, api: httpx.Client) -> None:  # type: ignore[no-untyped-def]
+    stack.stop_service("retrieval")
+    try:
+        for path, payload in (
+            ("/api/v1/chat", {"session_id": "e2e-down", "message": "haemoptysis"}),
+            ("/api/v1/assess/PT-101", None),
+            ("/api/v1/search", {"query": "haemoptysis"}),
+        ):
+            start = time.monotonic()
+            r = api.post(path, json=payload) if payload is not None else api.post(path)
+            elapsed = time.monotonic() - start
+            assert r.status_code == 503, (path, r.text)
+            assert "retrieval" in r.json()["error"]["message"].lower()
+            assert elapsed < 10, f"{path} took {elapsed:.1f}s"
+    finally:
+        stack.start_service("retrieval")
+        stack.wait_service("retrieval", 120)
