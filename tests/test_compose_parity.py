@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the venv
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"

@@ -35,7 +35,7 @@ def test_unknown_patient_is_none() -> None:
 
 def test_missing_file_names_the_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
-    with pytest.raises(PatientStoreError, match="nope.json"):
+    with pytest.raises(PatientStoreError, match=r"nope\.json"):
         JsonPatientStore(missing)
 
 

@@ -20,8 +20,8 @@ def test_quotes_each_passage_with_its_citation() -> None:
     answer, grounding = compose_answer(citations)
     assert grounding == "sufficient"
     assert (
-        '"Refer people using a suspected cancer pathway referral for lung cancer if they:" [NG12 p.9, rec 1.1.1]'
-        in answer
+        '"Refer people using a suspected cancer pathway referral for lung cancer if they:" '
+        "[NG12 p.9, rec 1.1.1]" in answer
     )
     assert '"Dysphagia  (text)" [NG12 p.14]' in answer
     assert answer.rstrip().endswith(DISCLAIMER)

@@ -85,7 +85,7 @@ async def test_redis_down_is_history_unavailable_quickly() -> None:
         client, ttl_seconds=60, max_turns=5, key_prefix="test:down", location="127.0.0.1:closed"
     )
     start = time.perf_counter()
-    with pytest.raises(HistoryUnavailable, match="Redis at 127.0.0.1:closed"):
+    with pytest.raises(HistoryUnavailable, match=r"Redis at 127\.0\.0\.1:closed"):
         await store.get("s")
     with pytest.raises(HistoryUnavailable):
         await store.append_pair("s", *_pair(0))

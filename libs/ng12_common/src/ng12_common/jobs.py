@@ -8,5 +8,5 @@ The caller's request id travels in a task header so the worker's logs carry it.
 from __future__ import annotations
 
 INGEST_TASK_NAME = "ingestion.ingest_pdf"  # kwargs: pdf_path (str | None), activate (bool)
-REQUEST_ID_TASK_HEADER = "ng12_request_id"  # read in the worker as task.request.get(...)
+REQUEST_ID_TASK_HEADER = "request_id"  # the worker binds it to its log lines (ingestion.celery_app)
 PROGRESS_STATE = "PROGRESS"  # custom Celery state while running; meta = {stage, progress}

@@ -227,6 +227,9 @@ def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[Concept
         if _EXPLAINED_BY.search(after):
             mods.add("explained")
         quals = _qualifiers(text[s0:s1])
+        if not any(sj in seg_has for sj in range(si)):  # leading words qualify the first concept
+            for sj in range(si):
+                mods |= _modifiers(text[segs[sj][0] : segs[sj][1]])
         for sj in range(si + 1, len(segs)):  # trailing segments without a concept qualify it
             if sj in seg_has:
                 break

@@ -34,7 +34,13 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         retrieval = RetrievalClient(
             settings.retrieval_addr, timeout_seconds=settings.retrieval_timeout_seconds
         )
-        jobs = IngestionJobs(settings.redis_url, redis, settings.job_record_ttl_seconds)
+        jobs = IngestionJobs(
+            settings.redis_url,
+            redis,
+            record_ttl_seconds=settings.job_record_ttl_seconds,
+            key_prefix=settings.job_key_prefix,
+            queue=settings.ingestion_queue,
+        )
         assessment = Downstream("assessment", settings.assessment_url, http)
         chat = Downstream("chat", settings.chat_url, http)
         app.state.assessment, app.state.chat = assessment, chat

@@ -74,12 +74,13 @@ def _status_from_meta(job_id: str, meta: dict[str, Any]) -> JobStatus:
 
 class IngestionJobs:
     def __init__(
-        self, redis_url: str, redis: Redis, record_ttl_seconds: int, key_prefix: str = "ng12:jobs"
+        self, redis_url: str, redis: Redis, *, record_ttl_seconds: int, key_prefix: str, queue: str
     ) -> None:
         self.celery = make_celery(redis_url)
         self._redis = redis
         self._ttl = record_ttl_seconds
         self._prefix = key_prefix
+        self._queue = queue
         self._where = redis_location(redis_url)
 
     def _key(self, job_id: str) -> str:
@@ -100,7 +101,12 @@ class IngestionJobs:
                 self._key(job_id), json.dumps({"task": INGEST_TASK_NAME, **kwargs}), ex=self._ttl
             )
             await asyncio.to_thread(
-                self.celery.send_task, INGEST_TASK_NAME, kwargs=kwargs, task_id=job_id, headers=headers
+                self.celery.send_task,
+                INGEST_TASK_NAME,
+                kwargs=kwargs,
+                task_id=job_id,
+                headers=headers,
+                queue=self._queue,
             )
         except (RedisError, KombuError, OSError) as exc:
             raise self._unavailable(exc) from None

@@ -22,6 +22,10 @@ class GatewaySettings(ServiceSettings):
     downstream_connect_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
     retrieval_timeout_seconds: float = Field(default=3.0, gt=0, le=60)
     job_record_ttl_seconds: int = Field(default=7 * 86400, ge=3600)
+    job_key_prefix: str = Field(default="ng12:jobs", pattern=r"^[A-Za-z0-9:_-]{1,64}$")
+    ingestion_queue: str = Field(
+        default="celery", pattern=r"^[A-Za-z0-9._:-]{1,64}$", description="Celery queue"
+    )
 
     @classmethod
     def secret_fields(cls) -> tuple[str, ...]:

@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ng12_common.knowledge import Chunk, Population, Recommendation, SymptomRow, text_hash
-
 from ingestion.kb.layout import Document
 from ingestion.kb.prose import render_block
 from ingestion.kb.structure import ProseBlock
+from ng12_common.knowledge import Chunk, Population, Recommendation, SymptomRow, text_hash
 
 _MAX_PROSE_CHARS = 1500
 

@@ -44,9 +44,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ng12_common.knowledge import Population
-
 from ingestion.kb.text import strip_bullets
+from ng12_common.knowledge import Population
 
 #: Manual corrections: rec id -> (field, value, reason). Intentionally empty; see docstring.
 OVERRIDES: dict[str, tuple[str, str, str]] = {}

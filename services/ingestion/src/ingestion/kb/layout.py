@@ -395,7 +395,9 @@ def load_document(pdf_path: str | os.PathLike[str], workers: int | None = None) 
         b.top - a.top
         for p in pages
         for a, b in zip(p.lines, p.lines[1:], strict=False)
-        if abs(a.size - body_size) < 0.25 and abs(b.size - body_size) < 0.25 and 0 < b.top - a.top < 3 * body_size
+        if abs(a.size - body_size) < 0.25
+        and abs(b.size - body_size) < 0.25
+        and 0 < b.top - a.top < 3 * body_size
     ]
     line_pitch = _mode(pitches, body_size * 1.5)
     # Heading sizes: bold lines at the margin larger than body text (the title page excluded).

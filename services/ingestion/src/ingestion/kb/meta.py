@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from ng12_common.knowledge import GuidelineMeta
-
 from ingestion.kb.layout import Document, Line
 from ingestion.kb.structure import Region
+from ng12_common.knowledge import GuidelineMeta
 
 _PUBLISHED = re.compile(r"Published:?\s*(\d{1,2}\s+[A-Z][a-z]+\s+\d{4})")
 _UPDATED = re.compile(r"Last updated:?\s*(\d{1,2}\s+[A-Z][a-z]+\s+\d{4})")

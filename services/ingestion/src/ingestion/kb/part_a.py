@@ -13,11 +13,10 @@ to rationale) becomes prose for `guideline_text` chunks.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
-
-from ng12_common.knowledge import Recommendation, text_hash
 
 from ingestion.kb.classify import AgeGroups, cancer_site, classify
 from ingestion.kb.errors import KnowledgeBaseError
@@ -25,6 +24,7 @@ from ingestion.kb.layout import Document, Line, Table, load_document
 from ingestion.kb.structure import Heading, ProseBlock, Region, regions, split_numbered
 from ingestion.kb.terms import age_groups
 from ingestion.kb.text import ends_with_year_tag, flat_text, is_rec_id, render_lines, year_tags
+from ng12_common.knowledge import Recommendation, text_hash
 
 
 @dataclass(slots=True)
@@ -285,7 +285,7 @@ def check_numbering(ids: list[str]) -> list[str]:
                 sec = ".".join(str(p) for p in section)
                 warnings.append(f"recommendation {sec}.{expected} is missing (numbering gap)")
     sections = sorted({k[:2] for k in keys})
-    for (major, minor), (major2, minor2) in zip(sections, sections[1:], strict=False):
+    for (major, minor), (major2, minor2) in itertools.pairwise(sections):
         if major == major2 and minor2 != minor + 1:
             warnings.append(f"section {major}.{minor + 1} has no recommendations (numbering gap)")
     return warnings
@@ -302,10 +302,13 @@ def draft_text(draft: RecDraft, doc: Document) -> str:
 
 
 def _scope_for(part: PartA, draft: RecDraft) -> list[str]:
-    return [*part.scope_notes.get((draft.section, None), []), *part.scope_notes.get((draft.section, draft.subsection), [])]
+    notes = part.scope_notes
+    return [*notes.get((draft.section, None), []), *notes.get((draft.section, draft.subsection), [])]
 
 
-def to_recommendations(part: PartA, doc: Document, groups: AgeGroups) -> tuple[list[Recommendation], list[str]]:
+def to_recommendations(
+    part: PartA, doc: Document, groups: AgeGroups
+) -> tuple[list[Recommendation], list[str]]:
     """Classified Recommendation models, plus structure warnings."""
     warnings = list(part.warnings)
     recs: list[Recommendation] = []

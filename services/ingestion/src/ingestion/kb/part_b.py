@@ -15,11 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ng12_common.knowledge import SymptomRow, text_hash
-
 from ingestion.kb.layout import Cell, Document, Line, Table, join_words
 from ingestion.kb.structure import Heading, ProseBlock, Region
 from ingestion.kb.text import flat_text, join_fragment, render_lines
+from ng12_common.knowledge import SymptomRow, text_hash
 
 _REFERENCE = re.compile(r"(\[)?\s*(\d+\.\d+\.\d+)\s*(\])?")
 

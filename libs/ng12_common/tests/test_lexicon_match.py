@@ -1,0 +1,125 @@
+"""Unit tests of the free-text phrase matcher and record -> facts conversion (small inline lexicon)."""
+
+from __future__ import annotations
+
+import pytest
+from ng12_common.criteria import EvalContext, evaluate
+from ng12_common.knowledge import LexiconEntry
+from ng12_common.lexicon_match import facts_from_record, match_concepts, parse_sex, parse_smoking
+
+LEX = [
+    LexiconEntry(concept="haemoptysis", label="haemoptysis", synonyms=["hemoptysis", "coughing up blood"]),
+    LexiconEntry(concept="weight_loss", label="weight loss", synonyms=["losing weight"]),
+    LexiconEntry(concept="fatigue", label="fatigue", synonyms=["tiredness"]),
+    LexiconEntry(concept="anaemia", label="anaemia", synonyms=["anemia"]),
+    LexiconEntry(concept="early_satiety", label="early satiety", synonyms=["feeling full quickly"]),
+    LexiconEntry(concept="pigmented_skin_lesion", label="pigmented skin lesion", synonyms=["mole"]),
+    LexiconEntry(concept="haematuria", label="haematuria", synonyms=["blood in urine", "visible haematuria"]),
+    LexiconEntry(concept="nipple_retraction", label="nipple retraction", synonyms=["retraction of nipple"]),
+    LexiconEntry(
+        concept="non_painful_testicular_enlargement",
+        label="non-painful enlargement of the testis",
+        synonyms=["painless swelling of the testis"],
+    ),
+    LexiconEntry(concept="lump", label="lump"),
+    LexiconEntry(concept="oral_ulceration", label="mouth ulcer"),
+    LexiconEntry(concept="urinary_tract_infection", label="urinary tract infection", synonyms=["uti"]),
+    LexiconEntry(concept="hepatosplenomegaly", label="hepatosplenomegaly", synonyms=["enlarged liver and spleen"]),
+    LexiconEntry(concept="asbestos_exposure", kind="history", label="asbestos exposure"),
+    LexiconEntry(concept="fit", kind="test", label="FIT", synonyms=["faecal immunochemical test"]),
+    LexiconEntry(concept="dermoscopy_suggests_melanoma", kind="finding", label="dermoscopy suggests melanoma"),
+]
+
+
+def one(phrase: str) -> tuple[str, bool, list[str], dict[str, float]]:
+    ms = match_concepts(phrase, LEX)
+    assert len(ms) == 1, ms
+    m = ms[0]
+    return m.concept, m.negated, m.modifiers, m.qualifiers
+
+
+def test_spelling_and_modifier() -> None:
+    assert one("unexplained hemoptysis") == ("haemoptysis", False, ["unexplained"], {})
+    assert one("Coughing up blood") == ("haemoptysis", False, [], {})
+
+
+def test_size_qualifier_in_trailing_segment() -> None:
+    assert one("pigmented skin lesion, largest diameter 8 mm") == ("pigmented_skin_lesion", False, [], {"size_mm": 8})
+    assert one("mole 0.9 cm across")[3] == {"size_mm": 9}
+
+
+def test_parenthetical_and_lay_term() -> None:
+    assert one("feeling full quickly (early satiety)")[0] == "early_satiety"
+
+
+@pytest.mark.parametrize("phrase", ["no weight loss", "denies weight loss", "weight loss: none", "without weight loss"])
+def test_negation(phrase: str) -> None:
+    assert one(phrase)[:2] == ("weight_loss", True)
+
+
+def test_explained_applies_to_concept_before_the_cue() -> None:
+    ms = {m.concept: m for m in match_concepts("tiredness due to anaemia", LEX)}
+    assert "explained" in ms["fatigue"].modifiers
+    assert "explained" not in ms["anaemia"].modifiers
+
+
+def test_modifiers() -> None:
+    assert one("lump that is increasing in size")[2] == ["change_in_size", "increasing_in_size"]
+    assert one("visible haematuria")[2] == ["visible"]
+    assert one("blood in urine")[2] == []  # not "visible" unless the record says it was seen
+    assert one("non-visible haematuria")[2] == ["non_visible"]
+    assert one("persistent and recurrent UTI")[2] == ["persistent", "recurrent"]
+    assert one("retraction of one nipple")[2] == ["unilateral"]
+
+
+def test_stop_words_and_laterality_inside_terms() -> None:
+    assert one("painless swelling of the left testis")[0] == "non_painful_testicular_enlargement"
+
+
+def test_term_containing_and_is_not_split() -> None:
+    assert one("enlarged liver and spleen")[0] == "hepatosplenomegaly"
+
+
+def test_duration_qualifier() -> None:
+    assert one("mouth ulcer for more than 3 weeks")[3] == {"duration_days": 22}
+    assert one("mouth ulcer for 2 weeks")[3] == {"duration_days": 14}
+
+
+def test_test_value() -> None:
+    ms = match_concepts("FIT 12 micrograms/g", LEX)
+    assert ms[0].concept == "fit" and ms[0].value == 12
+
+
+def test_unmatched_phrase() -> None:
+    assert match_concepts("sore throat", LEX) == []
+
+
+def test_parse_sex_and_smoking() -> None:
+    assert parse_sex("Female") == "female" and parse_sex("M") == "male" and parse_sex("") is None
+    assert parse_smoking("Never Smoked") == "never"
+    assert parse_smoking("Ex-Smoker") == "ex"
+    assert parse_smoking("Current Smoker") == "current"
+    assert parse_smoking(None) is None
+
+
+def test_facts_from_record() -> None:
+    record = {
+        "age": 55,
+        "gender": "Male",
+        "smoking_history": "Ex-Smoker",
+        "symptoms": ["unexplained hemoptysis", "no weight loss", "sore throat"],
+        "symptom_duration_days": 14,
+        "history": ["asbestos exposure"],
+        "exam_findings": [],
+        "test_results": {"fit": 12, "dermoscopy": "suggests melanoma", "mystery": "odd"},
+    }
+    facts, unrecognised = facts_from_record(record, LEX)
+    assert facts.age == 55 and facts.sex == "male" and facts.smoking == "ex"
+    assert set(facts.symptoms) >= {"haemoptysis", "dermoscopy_suggests_melanoma"}
+    assert facts.negated == {"weight_loss"}
+    assert facts.history == {"asbestos_exposure"}
+    assert facts.tests == {"fit": 12}
+    assert facts.duration_days == 14
+    assert unrecognised == ["sore throat", "mystery: odd"]
+    node = {"op": "all", "of": [{"op": "age_gte", "value": 40}, {"op": "symptom", "concept": "haemoptysis"}]}
+    assert evaluate(node, facts, EvalContext()).met

@@ -1,0 +1,156 @@
+"""Fixtures of the gateway tests: gateway apps on real Redis, real downstream apps served by uvicorn."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import uvicorn
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from gateway.app import create_app
+from gateway.settings import GatewaySettings
+from tests.support import free_port
+
+REPO = Path(__file__).resolve().parents[3]
+ADMIN_KEY = "test-admin-key-123"
+
+
+def closed_url() -> str:
+    return f"http://127.0.0.1:{free_port()}"
+
+
+@contextmanager
+def serve(app: FastAPI) -> Iterator[str]:
+    """Run an ASGI app with uvicorn on a free port in a thread; yields its base URL."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("test server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def key_prefix(redis_url: str) -> Iterator[str]:
+    """A unique prefix for this test's Redis keys (job records, Celery queue); only they are deleted."""
+    prefix = f"test:gateway:{uuid.uuid4().hex}"
+    yield prefix
+    client = redis.Redis.from_url(redis_url)
+    for key in client.scan_iter(match=f"{prefix}*"):
+        client.delete(key)
+    client.close()
+
+
+@pytest.fixture
+def make_gateway(redis_url: str, key_prefix: str) -> Callable[..., TestClient]:
+    def _make(**overrides: Any) -> TestClient:
+        values: dict[str, Any] = {
+            "assessment_url": closed_url(),
+            "chat_url": closed_url(),
+            "retrieval_addr": f"127.0.0.1:{free_port()}",
+            "redis_url": redis_url,
+            "admin_api_key": ADMIN_KEY,
+            "frontend_dir": REPO / "frontend",
+            "downstream_timeout_seconds": 5.0,
+            "downstream_connect_timeout_seconds": 1.0,
+            "retrieval_timeout_seconds": 2.0,
+            "job_key_prefix": f"{key_prefix}:jobs",
+            "ingestion_queue": f"{key_prefix}:queue",
+            "environment": "test",
+        }
+        values.update(overrides)
+        return TestClient(create_app(GatewaySettings(**values)), raise_server_exceptions=False)
+
+    return _make
+
+
+@pytest.fixture
+def offline_gateway(make_gateway: Callable[..., TestClient]) -> Iterator[TestClient]:
+    """Gateway whose assessment, chat and retrieval are all unreachable (real Redis)."""
+    with make_gateway() as client:
+        yield client
+
+
+@pytest.fixture
+def assessment_url() -> Iterator[str]:
+    """The REAL assessment app (reference patients; retrieval unreachable) served over HTTP."""
+    from assessment.app import create_app as create_assessment
+    from assessment.settings import AssessmentSettings
+
+    settings = AssessmentSettings(
+        retrieval_addr=f"127.0.0.1:{free_port()}", patients_file=REPO / "data" / "patients.json"
+    )
+    with serve(create_assessment(settings)) as url:
+        yield url
+
+
+@pytest.fixture
+def chat_url(redis_url: str, key_prefix: str) -> Iterator[str]:
+    """The REAL chat app (real Redis, this test's key prefix; retrieval unreachable) over HTTP."""
+    from chat.app import create_app as create_chat
+    from chat.settings import ChatSettings
+
+    settings = ChatSettings(
+        redis_url=redis_url, retrieval_addr=f"127.0.0.1:{free_port()}", chat_key_prefix=f"{key_prefix}:chat"
+    )
+    with serve(create_chat(settings)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def live_stack(retrieval_addr: str, redis_url: str) -> Iterator[TestClient]:
+    """Gateway -> real assessment and chat apps (HTTP) -> the REAL retrieval server (repo-root fixture)."""
+    from assessment.app import create_app as create_assessment
+    from assessment.settings import AssessmentSettings
+    from chat.app import create_app as create_chat
+    from chat.settings import ChatSettings
+
+    prefix = f"test:gateway:{uuid.uuid4().hex}"
+    assessment = create_assessment(
+        AssessmentSettings(retrieval_addr=retrieval_addr, patients_file=REPO / "data" / "patients.json")
+    )
+    chat = create_chat(
+        ChatSettings(redis_url=redis_url, retrieval_addr=retrieval_addr, chat_key_prefix=prefix)
+    )
+    with serve(assessment) as a_url, serve(chat) as c_url:
+        settings = GatewaySettings(
+            assessment_url=a_url,
+            chat_url=c_url,
+            retrieval_addr=retrieval_addr,
+            redis_url=redis_url,
+            admin_api_key=ADMIN_KEY,
+            frontend_dir=REPO / "frontend",
+            job_key_prefix=f"{prefix}:jobs",
+            ingestion_queue=f"{prefix}:queue",
+            environment="test",
+        )
+        with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+            yield client
+    raw = redis.Redis.from_url(redis_url)
+    for key in raw.scan_iter(match=f"{prefix}*"):
+        raw.delete(key)
+    raw.close()
+
+
+@pytest.fixture
+def admin_headers() -> dict[str, str]:
+    return {"X-Admin-Key": ADMIN_KEY}

@@ -1,0 +1,85 @@
+"""Proxying to the real assessment and chat apps; quick 503s when they are unreachable."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from fastapi.testclient import TestClient
+
+
+def test_unreachable_services_are_quick_503(offline_gateway: TestClient) -> None:
+    for method, path, body, service in (
+        ("GET", "/api/v1/patients", None, "assessment"),
+        ("POST", "/api/v1/assess/PT-101", None, "assessment"),
+        ("POST", "/api/v1/chat", {"session_id": "s1", "message": "hi"}, "chat"),
+        ("GET", "/api/v1/chat/s1/history", None, "chat"),
+        ("DELETE", "/api/v1/chat/s1", None, "chat"),
+    ):
+        start = time.perf_counter()
+        reply = offline_gateway.request(method, path, json=body, headers={"X-Request-ID": "rid-503"})
+        elapsed = time.perf_counter() - start
+        assert reply.status_code == 503, (path, reply.text)
+        error = reply.json()["error"]
+        assert error["code"] == f"{service}_unavailable"
+        assert "cannot be reached" in error["message"] and error["request_id"] == "rid-503"
+        assert elapsed < 2.0, f"{path} took {elapsed:.2f}s"
+
+
+def test_slow_service_times_out_as_503(make_gateway: Callable[..., TestClient]) -> None:
+    import socket
+
+    with socket.socket() as listener:  # accepts connections but never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        with make_gateway(assessment_url=url, downstream_timeout_seconds=0.5) as client:
+            start = time.perf_counter()
+            reply = client.get("/api/v1/patients")
+            elapsed = time.perf_counter() - start
+    assert reply.status_code == 503
+    assert reply.json()["error"]["code"] == "assessment_unavailable"
+    assert "did not answer in time" in reply.json()["error"]["message"]
+    assert elapsed < 2.0
+
+
+def test_assessment_answers_pass_through(
+    make_gateway: Callable[..., TestClient], assessment_url: str
+) -> None:
+    with make_gateway(assessment_url=assessment_url) as client:
+        listed = client.get("/api/v1/patients")
+        assert listed.status_code == 200 and len(listed.json()) == 10
+        assert client.get("/api/v1/patients/PT-102").json()["name"] == "Jane Smith"
+
+        missing = client.get("/api/v1/patients/PT-999", headers={"X-Request-ID": "rid-passthrough-1"})
+        assert missing.status_code == 404
+        error = missing.json()["error"]
+        assert error["code"] == "patient_not_found" and "PT-999" in error["message"]
+        assert error["request_id"] == "rid-passthrough-1"  # set by assessment: the id was forwarded
+        assert missing.headers["X-Request-ID"] == "rid-passthrough-1"
+
+        # assessment reaches no retrieval: its 503 body comes through unchanged
+        down = client.post("/api/v1/assess/PT-101", headers={"X-Request-ID": "rid-passthrough-2"})
+        assert down.status_code == 503
+        assert down.json()["error"]["code"] == "retrieval_unavailable"
+        assert down.json()["error"]["request_id"] == "rid-passthrough-2"
+
+
+def test_chat_answers_pass_through(make_gateway: Callable[..., TestClient], chat_url: str) -> None:
+    with make_gateway(chat_url=chat_url) as client:
+        history = client.get("/api/v1/chat/gw-session/history")
+        assert history.status_code == 200 and history.json()["turns"] == []
+        deleted = client.delete("/api/v1/chat/gw-session")
+        assert deleted.status_code == 204 and deleted.content == b""
+        down = client.post("/api/v1/chat", json={"session_id": "gw-session", "message": "haemoptysis?"})
+        assert down.status_code == 503 and down.json()["error"]["code"] == "retrieval_unavailable"
+
+
+def test_readiness_lists_every_dependency(offline_gateway: TestClient) -> None:
+    reply = offline_gateway.get("/readyz")
+    assert reply.status_code == 503
+    checks = reply.json()["checks"]
+    assert set(checks) == {"assessment", "chat", "retrieval", "redis"}
+    assert checks["redis"] == "ok"
+    assert "cannot be reached" in checks["assessment"] and "cannot be reached" in checks["chat"]
+    assert offline_gateway.get("/livez").status_code == 200

@@ -1,0 +1,57 @@
+"""The public API through the gateway, real assessment and chat apps, and the REAL retrieval server."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+
+def test_ready_when_everything_is_up(live_stack: TestClient) -> None:
+    reply = live_stack.get("/readyz")
+    assert reply.status_code == 200, reply.text
+    assert set(reply.json()["checks"].values()) == {"ok"}
+
+
+def test_assess_through_the_gateway(live_stack: TestClient) -> None:
+    reply = live_stack.post("/api/v1/assess/PT-110", headers={"X-Request-ID": "rid-live-assess"})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["patient"]["name"] == "Bruce Wayne"
+    assert body["assessment"]["top_action"] == "not_assessed"
+    assert body["citations"] and body["guideline"]["index_version"]
+    assert reply.headers["X-Request-ID"] == "rid-live-assess"
+
+
+def test_chat_through_the_gateway(live_stack: TestClient) -> None:
+    reply = live_stack.post("/api/v1/chat", json={"session_id": "gw-live", "message": "dysphagia referral"})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["grounding"] == "sufficient" and "[NG12 p." in reply.json()["answer"]
+    turns = live_stack.get("/api/v1/chat/gw-live/history").json()["turns"]
+    assert [t["role"] for t in turns] == ["user", "assistant"]
+    assert live_stack.delete("/api/v1/chat/gw-live").status_code == 204
+
+
+def test_search(live_stack: TestClient) -> None:
+    reply = live_stack.post(
+        "/api/v1/search", json={"query": "visible haematuria", "top_k": 5, "mode": "chat"}
+    )
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["query"] == "visible haematuria" and body["index_version"]
+    assert 1 <= len(body["passages"]) <= 5
+    first = body["passages"][0]
+    assert first["excerpt"] and first["page"] >= 1 and first["chunk_id"]
+    assert isinstance(first["boosts"], list)
+    assert any("haematuria" in p["excerpt"].lower() for p in body["passages"])
+
+
+def test_admin_indexes(live_stack: TestClient, admin_headers: dict[str, str]) -> None:
+    listed = live_stack.get("/api/v1/admin/indexes", headers=admin_headers)
+    assert listed.status_code == 200, listed.text
+    body = listed.json()
+    active = [v for v in body["versions"] if v["version"] == body["active_version"]]
+    assert len(active) == 1 and active[0]["status"] == "active"
+    assert active[0]["guideline"]["code"] == "NG12" and active[0]["recommendation_count"] > 0
+
+    unknown = live_stack.post("/api/v1/admin/indexes/no-such-version/activate", headers=admin_headers)
+    assert unknown.status_code == 404, unknown.text
+    assert unknown.json()["error"]["code"] == "not_found"
