@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
+
 from ng12_common.criteria import (
     ASSUMPTIONS,
     EvalContext,
@@ -19,7 +21,6 @@ from ng12_common.criteria import (
     referenced_concepts,
     referenced_recs,
 )
-from pydantic import ValidationError
 
 
 def sym(concept: str, *mods: str, **extra: Any) -> dict[str, Any]:
@@ -127,7 +128,9 @@ def test_sex() -> None:
     assert evaluate(node, PatientFacts()).missing == ["sex female (sex not recorded)"]
 
 
-@pytest.mark.parametrize(("smoking", "met"), [("current", True), ("ex", True), ("never", False), (None, False)])
+@pytest.mark.parametrize(
+    ("smoking", "met"), [("current", True), ("ex", True), ("never", False), (None, False)]
+)
 def test_ever_smoked(smoking: Any, met: bool) -> None:
     r = evaluate({"op": "ever_smoked"}, PatientFacts(smoking=smoking))
     assert r.met is met
@@ -140,7 +143,9 @@ def test_ever_smoked(smoking: Any, met: bool) -> None:
 def test_history_and_finding() -> None:
     ctx = EvalContext(labels={"asbestos_exposure": "exposed to asbestos"})
     hist = {"op": "history", "concept": "asbestos_exposure"}
-    assert evaluate(hist, PatientFacts(history={"asbestos_exposure"}), ctx).criteria_met == ["exposed to asbestos"]
+    assert evaluate(hist, PatientFacts(history={"asbestos_exposure"}), ctx).criteria_met == [
+        "exposed to asbestos"
+    ]
     assert evaluate(hist, PatientFacts(), ctx).missing == ["exposed to asbestos"]
     find = {"op": "finding", "concept": "rectal_mass"}
     assert evaluate(find, PatientFacts(findings={"rectal_mass"})).met
@@ -178,7 +183,9 @@ def test_persistent_from_duration_is_provisional() -> None:
     assert explicit.met and explicit.provisional == []
     by_duration = evaluate(node, PatientFacts(symptoms={"fatigue": []}, duration_days=30))
     assert by_duration.met and by_duration.provisional and "30 days" in by_duration.provisional[0]
-    strict = evaluate(node, PatientFacts(symptoms={"fatigue": []}, duration_days=30), EvalContext(accept_provisional=False))
+    strict = evaluate(
+        node, PatientFacts(symptoms={"fatigue": []}, duration_days=30), EvalContext(accept_provisional=False)
+    )
     assert not strict.met and "not recorded as persistent" in strict.missing[0]
     no_duration = evaluate(node, PatientFacts(symptoms={"fatigue": []}))
     assert not no_duration.met
@@ -186,10 +193,16 @@ def test_persistent_from_duration_is_provisional() -> None:
 
 def test_symptom_qualifiers() -> None:
     big = sym("pigmented_skin_lesion", qualifiers=[{"name": "size_mm", "comparator": ">=", "value": 7}])
-    fact = lambda mm: PatientFacts(symptoms={"pigmented_skin_lesion": SymptomFact(qualifiers={"size_mm": mm})})  # noqa: E731
+
+    def fact(mm: float) -> PatientFacts:
+        return PatientFacts(symptoms={"pigmented_skin_lesion": SymptomFact(qualifiers={"size_mm": mm})})
+
     assert evaluate(big, fact(7)).met
     assert not evaluate(big, fact(6.5)).met
-    assert "size mm not recorded" in evaluate(big, PatientFacts(symptoms={"pigmented_skin_lesion": []})).missing[0]
+    assert (
+        "size mm not recorded"
+        in evaluate(big, PatientFacts(symptoms={"pigmented_skin_lesion": []})).missing[0]
+    )
     ulcer = sym("oral_ulceration", qualifiers=[{"name": "duration_days", "comparator": ">", "value": 21}])
     assert not evaluate(ulcer, PatientFacts(symptoms={"oral_ulceration": []}, duration_days=21)).met
     assert evaluate(ulcer, PatientFacts(symptoms={"oral_ulceration": []}, duration_days=22)).met
@@ -316,7 +329,9 @@ def test_rec_applies_uses_other_results_in_dependency_order() -> None:
         "1.6.2": sym("nocturia"),
         "9.9.9": None,
     }
-    assert dependency_order(parse_all(criteria)).index("1.6.2") < dependency_order(parse_all(criteria)).index("1.6.3")
+    assert dependency_order(parse_all(criteria)).index("1.6.2") < dependency_order(parse_all(criteria)).index(
+        "1.6.3"
+    )
     ctx = EvalContext(criteria)
     res = evaluate_all(PatientFacts(age=45, symptoms={"nocturia": []}, tests={"psa": 3}), ctx)
     assert res["1.6.2"].met and res["1.6.3"].met

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from ng12_common.criteria import EvalContext, evaluate
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.lexicon_match import facts_from_record, match_concepts, parse_sex, parse_smoking
@@ -24,10 +25,14 @@ LEX = [
     LexiconEntry(concept="lump", label="lump"),
     LexiconEntry(concept="oral_ulceration", label="mouth ulcer"),
     LexiconEntry(concept="urinary_tract_infection", label="urinary tract infection", synonyms=["uti"]),
-    LexiconEntry(concept="hepatosplenomegaly", label="hepatosplenomegaly", synonyms=["enlarged liver and spleen"]),
+    LexiconEntry(
+        concept="hepatosplenomegaly", label="hepatosplenomegaly", synonyms=["enlarged liver and spleen"]
+    ),
     LexiconEntry(concept="asbestos_exposure", kind="history", label="asbestos exposure"),
     LexiconEntry(concept="fit", kind="test", label="FIT", synonyms=["faecal immunochemical test"]),
-    LexiconEntry(concept="dermoscopy_suggests_melanoma", kind="finding", label="dermoscopy suggests melanoma"),
+    LexiconEntry(
+        concept="dermoscopy_suggests_melanoma", kind="finding", label="dermoscopy suggests melanoma"
+    ),
 ]
 
 
@@ -44,7 +49,12 @@ def test_spelling_and_modifier() -> None:
 
 
 def test_size_qualifier_in_trailing_segment() -> None:
-    assert one("pigmented skin lesion, largest diameter 8 mm") == ("pigmented_skin_lesion", False, [], {"size_mm": 8})
+    assert one("pigmented skin lesion, largest diameter 8 mm") == (
+        "pigmented_skin_lesion",
+        False,
+        [],
+        {"size_mm": 8},
+    )
     assert one("mole 0.9 cm across")[3] == {"size_mm": 9}
 
 
@@ -52,7 +62,9 @@ def test_parenthetical_and_lay_term() -> None:
     assert one("feeling full quickly (early satiety)")[0] == "early_satiety"
 
 
-@pytest.mark.parametrize("phrase", ["no weight loss", "denies weight loss", "weight loss: none", "without weight loss"])
+@pytest.mark.parametrize(
+    "phrase", ["no weight loss", "denies weight loss", "weight loss: none", "without weight loss"]
+)
 def test_negation(phrase: str) -> None:
     assert one(phrase)[:2] == ("weight_loss", True)
 

@@ -50,7 +50,7 @@ def test_admin_indexes(live_stack: TestClient, admin_headers: dict[str, str]) ->
     body = listed.json()
     active = [v for v in body["versions"] if v["version"] == body["active_version"]]
     assert len(active) == 1 and active[0]["status"] == "active"
-    assert active[0]["guideline"]["code"] == "NG12" and active[0]["recommendation_count"] > 0
+    assert active[0]["guideline"]["code"] == "NG12" and sum(active[0]["chunk_counts"].values()) > 0
 
     unknown = live_stack.post("/api/v1/admin/indexes/no-such-version/activate", headers=admin_headers)
     assert unknown.status_code == 404, unknown.text

@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 import yaml
+
 from ng12_common.criteria import parse_criteria, referenced_concepts
 from ng12_common.knowledge import Recommendation, text_hash
 
 sys.path.insert(0, str(Path(__file__).parent))
-from criteria_fixtures import coverage_report, fresh_recommendations, ng12_recs  # noqa: E402, F401
+from criteria_fixtures import *  # noqa: F403 (session fixtures)
 
-from ingestion.kb import criteria as kbc  # noqa: E402
-from ingestion.kb.lexicon import known_concepts, load_lexicon_sources  # noqa: E402
+from ingestion.kb import criteria as kbc
+from ingestion.kb.lexicon import known_concepts, load_lexicon_sources
 
 SITE_SECTIONS = [f"1.{n}" for n in range(1, 14)]
 
@@ -47,8 +48,8 @@ def test_attached_criteria_parse_back(ng12_recs: list[Recommendation]) -> None:
             parse_criteria(r.criteria)
 
 
-def test_altered_text_makes_entry_stale_and_unused() -> None:
-    recs = fresh_recommendations()
+def test_altered_text_makes_entry_stale_and_unused(fresh_recs: list[Recommendation]) -> None:
+    recs = fresh_recs
     target = next(r for r in recs if r.id == "1.1.2")
     target.text = target.text.replace("aged 40 and over", "aged 45 and over")
     target.text_hash = text_hash(target.text)
@@ -62,8 +63,8 @@ def test_altered_text_makes_entry_stale_and_unused() -> None:
     assert all(r.criteria_status == "curated" for r in others)
 
 
-def test_whitespace_only_change_is_not_stale() -> None:
-    recs = fresh_recommendations()
+def test_whitespace_only_change_is_not_stale(fresh_recs: list[Recommendation]) -> None:
+    recs = fresh_recs
     target = next(r for r in recs if r.id == "1.1.1")
     target.text = target.text.replace(" ", "  ")
     target.text_hash = text_hash(target.text)
@@ -71,8 +72,8 @@ def test_whitespace_only_change_is_not_stale() -> None:
     assert target.criteria_status == "curated"
 
 
-def test_entry_without_rec_and_missing_entry_reported() -> None:
-    recs = fresh_recommendations()
+def test_entry_without_rec_and_missing_entry_reported(fresh_recs: list[Recommendation]) -> None:
+    recs = fresh_recs
     entries = dict(kbc.load_curated())
     del entries["1.8.5"]
     report = kbc.attach_criteria(recs, entries)
@@ -98,20 +99,21 @@ def test_every_criteria_concept_is_in_the_lexicon() -> None:
                 assert n in concepts, f"{rid}: {kind} {n} not in lexicon.yaml"
 
 
-def test_validation_catches_bad_entries() -> None:
+def test_validation_catches_bad_entries(fresh_recs: list[Recommendation]) -> None:
     bad = {
         "1.1.1": kbc.CuratedEntry(criteria={"op": "symptom", "concept": "made_up_concept"}),
         "1.1.2": kbc.CuratedEntry(criteria={"op": "rec_applies", "id": "1.99.1"}),
         "1.1.3": kbc.CuratedEntry(criteria={"op": "age_gte"}),
-        "1.1.4": kbc.CuratedEntry(criteria={"op": "test", "name": "cough", "comparator": ">", "value": 1, "unit": "x"}),
+        "1.1.4": kbc.CuratedEntry(
+            criteria={"op": "test", "name": "cough", "comparator": ">", "value": 1, "unit": "x"}
+        ),
     }
     problems = kbc.validate_curated(bad)
     assert any("1.1.1" in p and "made_up_concept" in p for p in problems)
     assert any("1.1.2" in p and "1.99.1" in p for p in problems)
     assert any(p.startswith("1.1.3: criteria do not parse") for p in problems)
     assert any("1.1.4" in p and "used as a test" in p for p in problems)
-    recs = fresh_recommendations()
-    report = kbc.attach_criteria(recs, {**kbc.load_curated(), **bad})
+    report = kbc.attach_criteria(fresh_recs, {**kbc.load_curated(), **bad})
     assert {"1.1.1", "1.1.2", "1.1.3", "1.1.4"} <= set(report["none"])
     assert report["problems"]
 
@@ -146,8 +148,8 @@ def test_pin_rewrites_only_named_hashes(tmp_path: Path) -> None:
     assert "# Curated structured criteria" in copy.read_text(encoding="utf-8")  # comments kept
 
 
-def test_pin_changes_lists_altered_text() -> None:
-    recs = fresh_recommendations()
+def test_pin_changes_lists_altered_text(fresh_recs: list[Recommendation]) -> None:
+    recs = fresh_recs
     target = next(r for r in recs if r.id == "1.4.1")
     target.text += " Extra words."
     target.text_hash = text_hash(target.text)
@@ -155,13 +157,14 @@ def test_pin_changes_lists_altered_text() -> None:
     assert [c["id"] for c in changes] == ["1.4.1"]
 
 
-def test_pin_write_requires_review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+def test_pin_write_requires_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, fresh_recs: list[Recommendation]
+) -> None:
     copy = tmp_path / "curated.yaml"
     original = kbc._data_path().read_text(encoding="utf-8")
     pinned = kbc.load_curated()["1.1.1"].text_hash
     copy.write_text(original.replace(f'"{pinned}"', '"ffffffffffffffff"', 1), encoding="utf-8")
-    recs = fresh_recommendations()
-    monkeypatch.setattr("ingestion.kb.part_a.parse_recommendations", lambda _pdf: recs)
+    monkeypatch.setattr("ingestion.kb.part_a.parse_recommendations", lambda _pdf: fresh_recs)
     assert kbc.main(["pin", "--pdf", "x.pdf", "--file", str(copy)]) == 1  # dry run lists it
     assert "1.1.1" in capsys.readouterr().out
     assert kbc.main(["pin", "--pdf", "x.pdf", "--file", str(copy), "--write"]) == 2  # refuses

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ng12_common.criteria import EvalContext
 
 sys.path.insert(0, str(Path(__file__).parent))
-from criteria_fixtures import eval_ctx, kb_lexicon, met_ids, ng12_recs, results  # noqa: E402, F401
+from criteria_fixtures import *  # noqa: F403 (session fixtures)
+from criteria_fixtures import met_ids, results
 
 Case = tuple[str, bool, dict[str, Any]]
 
@@ -59,10 +61,18 @@ def test_1_1_lung_and_pleural(eval_ctx: EvalContext) -> None:
             ("1.1.3", False, {"age": 40, "symptoms": S("cervical_lymphadenopathy")}),
             ("1.1.3", True, {"age": 40, "symptoms": S(cervical_lymphadenopathy=["persistent"])}),
             ("1.1.4", True, {"age": 30, "findings": {"chest_xray_suggests_mesothelioma"}}),
-            ("1.1.5", True, {"age": 40, "smoking": "never", "history": {"asbestos_exposure"}, "symptoms": six1}),
+            (
+                "1.1.5",
+                True,
+                {"age": 40, "smoking": "never", "history": {"asbestos_exposure"}, "symptoms": six1},
+            ),
             ("1.1.5", False, {"age": 40, "smoking": "never", "symptoms": six1}),
             ("1.1.5", False, {"age": 39, "history": {"asbestos_exposure"}, "symptoms": six2}),
-            ("1.1.2", False, {"age": 40, "smoking": "never", "history": {"asbestos_exposure"}, "symptoms": six1}),
+            (
+                "1.1.2",
+                False,
+                {"age": 40, "smoking": "never", "history": {"asbestos_exposure"}, "symptoms": six1},
+            ),
             ("1.1.6", False, {"age": 39, "findings": {"chest_signs_compatible_with_pleural_disease"}}),
             ("1.1.6", True, {"age": 40, "findings": {"chest_signs_compatible_with_pleural_disease"}}),
         ],
@@ -81,7 +91,11 @@ def test_1_2_upper_gi(eval_ctx: EvalContext) -> None:
             (endoscopy, False, {"age": 54, "symptoms": S(dyspepsia=["treatment_resistant"])}),
             (endoscopy, True, {"age": 55, "symptoms": S(dyspepsia=["treatment_resistant"])}),
             (endoscopy, False, {"age": 55, "symptoms": S("dyspepsia")}),
-            (endoscopy, True, {"age": 55, "symptoms": S("upper_abdominal_pain"), "findings": {"low_haemoglobin"}}),
+            (
+                endoscopy,
+                True,
+                {"age": 55, "symptoms": S("upper_abdominal_pain"), "findings": {"low_haemoglobin"}},
+            ),
             (endoscopy, False, {"age": 55, "symptoms": S("upper_abdominal_pain")}),
             (endoscopy, True, {"age": 55, "symptoms": S("vomiting"), "findings": {"thrombocytosis"}}),
             (endoscopy, True, {"age": 55, "symptoms": S("nausea", "reflux")}),
@@ -94,7 +108,11 @@ def test_1_2_upper_gi(eval_ctx: EvalContext) -> None:
         ("1.2.5", True, {"age": 60, "symptoms": S("weight_loss", "new_onset_diabetes")}),
         ("1.2.5", False, {"age": 60, "symptoms": S("weight_loss")}),
         ("1.2.6", True, {"age": 30, "findings": {"upper_abdominal_mass_consistent_with_stomach_cancer"}}),
-        ("1.2.10", True, {"age": 30, "findings": {"upper_abdominal_mass_consistent_with_enlarged_gall_bladder"}}),
+        (
+            "1.2.10",
+            True,
+            {"age": 30, "findings": {"upper_abdominal_mass_consistent_with_enlarged_gall_bladder"}},
+        ),
         ("1.2.11", True, {"age": 30, "findings": {"upper_abdominal_mass_consistent_with_enlarged_liver"}}),
     ]
     run(eval_ctx, cases)
@@ -181,8 +199,16 @@ def test_1_5_gynaecological(eval_ctx: EvalContext) -> None:
             ("1.5.11", True, {**f, "age": 54, "symptoms": S("post_menopausal_bleeding")}),
             ("1.5.10", True, {**f, "age": 55, "symptoms": S("post_menopausal_bleeding")}),
             ("1.5.11", False, {**f, "age": 55, "symptoms": S("post_menopausal_bleeding")}),
-            ("1.5.12", False, {**f, "age": 54, "symptoms": S(haematuria=["visible"]), "findings": {"thrombocytosis"}}),
-            ("1.5.12", True, {**f, "age": 55, "symptoms": S(haematuria=["visible"]), "findings": {"high_blood_glucose"}}),
+            (
+                "1.5.12",
+                False,
+                {**f, "age": 54, "symptoms": S(haematuria=["visible"]), "findings": {"thrombocytosis"}},
+            ),
+            (
+                "1.5.12",
+                True,
+                {**f, "age": 55, "symptoms": S(haematuria=["visible"]), "findings": {"high_blood_glucose"}},
+            ),
             ("1.5.12", False, {**f, "age": 55, "symptoms": S(haematuria=["visible"])}),
             ("1.5.12", True, {**f, "age": 55, "symptoms": S(vaginal_discharge=["first_presentation"])}),
             ("1.5.12", False, {**f, "age": 55, "symptoms": S("vaginal_discharge")}),
@@ -205,13 +231,26 @@ def test_1_6_urological(eval_ctx: EvalContext) -> None:
         ("1.6.2", True, {**m, "age": 60, "symptoms": vh}),
         ("1.6.2", False, {"sex": "female", "age": 60, "symptoms": S("nocturia")}),
     ]
-    for age, threshold in ((40, 2.5), (49, 2.5), (50, 3.5), (59, 3.5), (60, 4.5), (69, 4.5), (70, 6.5), (79, 6.5)):
+    for age, threshold in (
+        (40, 2.5),
+        (49, 2.5),
+        (50, 3.5),
+        (59, 3.5),
+        (60, 4.5),
+        (69, 4.5),
+        (70, 6.5),
+        (79, 6.5),
+    ):
         cases += [
             ("1.6.3", False, {**m, "age": age, "symptoms": S("nocturia"), "tests": {"psa": threshold}}),
             ("1.6.3", True, {**m, "age": age, "symptoms": S("nocturia"), "tests": {"psa": threshold + 0.1}}),
         ]
     cases += [
-        ("1.6.3", False, {**m, "age": 39, "symptoms": S("nocturia"), "tests": {"psa": 20}}),  # clinical judgement
+        (
+            "1.6.3",
+            False,
+            {**m, "age": 39, "symptoms": S("nocturia"), "tests": {"psa": 20}},
+        ),  # clinical judgement
         ("1.6.3", False, {**m, "age": 80, "symptoms": S("nocturia"), "tests": {"psa": 20}}),
         ("1.6.3", False, {**m, "age": 65, "tests": {"psa": 20}}),  # no symptoms per 1.6.2
     ]
@@ -221,13 +260,25 @@ def test_1_6_urological(eval_ctx: EvalContext) -> None:
             (rid, True, {"age": 45, "symptoms": vh}),
             (rid, True, {"sex": "female", "age": 45, "symptoms": vh}),
             (rid, False, {"age": 45, "symptoms": S("urinary_tract_infection", haematuria=["visible"])}),
-            (rid, True, {"age": 45, "symptoms": S(haematuria=["visible", "recurrent"]), "history": {"uti_successfully_treated"}}),
+            (
+                rid,
+                True,
+                {
+                    "age": 45,
+                    "symptoms": S(haematuria=["visible", "recurrent"]),
+                    "history": {"uti_successfully_treated"},
+                },
+            ),
             (rid, False, {"age": 45, "symptoms": S("haematuria")}),  # not recorded as visible
         ]
     cases += [
         ("1.6.4", False, {"age": 59, "symptoms": S("dysuria", haematuria=["non_visible"])}),
         ("1.6.4", True, {"age": 60, "symptoms": S("dysuria", haematuria=["non_visible"])}),
-        ("1.6.4", True, {"age": 60, "symptoms": S(haematuria=["non_visible"]), "findings": {"raised_white_cell_count"}}),
+        (
+            "1.6.4",
+            True,
+            {"age": 60, "symptoms": S(haematuria=["non_visible"]), "findings": {"raised_white_cell_count"}},
+        ),
         ("1.6.4", False, {"age": 60, "symptoms": S(haematuria=["non_visible"])}),
         ("1.6.6", False, {"age": 60, "symptoms": S("dysuria", haematuria=["non_visible"])}),
         ("1.6.5", False, {"age": 59, "symptoms": S(urinary_tract_infection=["recurrent"])}),
@@ -239,7 +290,16 @@ def test_1_6_urological(eval_ctx: EvalContext) -> None:
         ("1.6.8", True, {**m, "age": 30, "symptoms": S("testicular_pain")}),
         ("1.6.9", False, {**m, "age": 50, "symptoms": S("penile_mass")}),  # STI not recorded as excluded
         ("1.6.9", True, {**m, "age": 50, "symptoms": S("penile_mass"), "history": {"sti_excluded"}}),
-        ("1.6.9", True, {**m, "age": 50, "symptoms": S(penile_lesion=["persistent"]), "history": {"sti_treatment_completed"}}),
+        (
+            "1.6.9",
+            True,
+            {
+                **m,
+                "age": 50,
+                "symptoms": S(penile_lesion=["persistent"]),
+                "history": {"sti_treatment_completed"},
+            },
+        ),
         ("1.6.10", True, {**m, "age": 50, "symptoms": S("foreskin_or_glans_symptoms")}),
     ]
     run(eval_ctx, cases)
@@ -268,7 +328,11 @@ def test_1_7_skin(eval_ctx: EvalContext) -> None:
             (
                 "1.7.6",
                 True,
-                {"age": 40, "findings": {"skin_lesion_suspicious_of_bcc"}, "history": {"concern_delay_significant_impact"}},
+                {
+                    "age": 40,
+                    "findings": {"skin_lesion_suspicious_of_bcc"},
+                    "history": {"concern_delay_significant_impact"},
+                },
             ),
         ],
     )
@@ -283,14 +347,26 @@ def test_1_8_head_and_neck(eval_ctx: EvalContext) -> None:
             ("1.8.1", True, {"age": 45, "symptoms": S(hoarseness=["persistent"])}),
             ("1.8.1", False, {"age": 45, "symptoms": S("hoarseness")}),
             ("1.8.1", False, {"age": 44, "symptoms": S(hoarseness=["persistent"])}),
-            ("1.8.2", False, {"age": 30, "symptoms": {"oral_ulceration": {"qualifiers": {"duration_days": 21}}}}),
-            ("1.8.2", True, {"age": 30, "symptoms": {"oral_ulceration": {"qualifiers": {"duration_days": 22}}}}),
+            (
+                "1.8.2",
+                False,
+                {"age": 30, "symptoms": {"oral_ulceration": {"qualifiers": {"duration_days": 21}}}},
+            ),
+            (
+                "1.8.2",
+                True,
+                {"age": 30, "symptoms": {"oral_ulceration": {"qualifiers": {"duration_days": 22}}}},
+            ),
             ("1.8.2", False, {"age": 30, "symptoms": S("oral_ulceration")}),  # duration not recorded
             ("1.8.2", True, {"age": 30, "symptoms": S(neck_lump=["persistent"])}),
             ("1.8.3", True, {"age": 30, "symptoms": S("lip_or_oral_lump")}),
             ("1.8.3", True, {"age": 30, "findings": {"oral_red_or_red_white_patch"}}),
             ("1.8.4", False, {"age": 30, "findings": {"oral_red_or_red_white_patch"}}),
-            ("1.8.4", True, {"age": 30, "findings": {"oral_red_or_red_white_patch"}, "history": {"assessed_by_dentist"}}),
+            (
+                "1.8.4",
+                True,
+                {"age": 30, "findings": {"oral_red_or_red_white_patch"}, "history": {"assessed_by_dentist"}},
+            ),
             ("1.8.5", True, {"age": 30, "symptoms": S("thyroid_lump")}),
         ],
     )
@@ -358,7 +434,11 @@ def test_1_11_sarcomas(eval_ctx: EvalContext) -> None:
             ("1.11.6", False, {"age": 25, "symptoms": S(lump=["increasing_in_size"])}),
             ("1.11.5", True, {"age": 40, "findings": {"ultrasound_suggests_soft_tissue_sarcoma"}}),
             ("1.11.5", False, {"age": 40, "findings": {"ultrasound_uncertain"}}),
-            ("1.11.5", True, {"age": 40, "findings": {"ultrasound_uncertain"}, "history": {"clinical_concern_persists"}}),
+            (
+                "1.11.5",
+                True,
+                {"age": 40, "findings": {"ultrasound_uncertain"}, "history": {"clinical_concern_persists"}},
+            ),
             ("1.11.7", True, {"age": 10, "findings": {"ultrasound_suggests_soft_tissue_sarcoma"}}),
         ],
     )

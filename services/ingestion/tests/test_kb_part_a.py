@@ -6,11 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from ng12_common.knowledge import Recommendation, text_hash
 
 from ingestion.kb.parse import ParsedGuideline
+from ng12_common.knowledge import Recommendation, text_hash
 
-SECTION_SIZES = {1: 6, 2: 11, 3: 6, 4: 3, 5: 15, 6: 10, 7: 7, 8: 5, 9: 2, 10: 9, 11: 7, 12: 3, 13: 4, 14: 11, 15: 2, 16: 8}
+SECTION_SIZES = {
+    1: 6, 2: 11, 3: 6, 4: 3, 5: 15, 6: 10, 7: 7, 8: 5, 9: 2, 10: 9, 11: 7, 12: 3, 13: 4, 14: 11, 15: 2, 16: 8
+}
 EXPECTED_IDS = [f"1.{s}.{n}" for s, count in SECTION_SIZES.items() for n in range(1, count + 1)]
 
 # Printed start (and end) pages read off the PDF by eye.
@@ -114,8 +116,10 @@ def test_bullets_and_nested_lists(recs: dict[str, Recommendation]) -> None:
         "- are aged 40 and over with unexplained haemoptysis. [2015]"
     )
     text = recs["1.1.5"].text
-    assert "\n- they have 1 or more of the following unexplained symptoms and have been exposed to asbestos:" in text
-    assert "\n  - cough\n  - fatigue\n  - shortness of breath\n  - chest pain\n  - weight loss\n  - appetite loss. [2015]" in text
+    asbestos = "\n- they have 1 or more of the following unexplained symptoms and have been exposed to"
+    assert asbestos in text
+    nested = ["cough", "fatigue", "shortness of breath", "chest pain", "weight loss", "appetite loss. [2015]"]
+    assert text.endswith("".join(f"\n  - {item}" for item in nested))
     assert "\n- blood tests for:\n  - calcium\n" in recs["1.10.4"].text
     assert "\nFIT should be offered even if" in recs["1.3.1"].text.replace("  FIT", "FIT")
 
@@ -123,7 +127,8 @@ def test_bullets_and_nested_lists(recs: dict[str, Recommendation]) -> None:
 def test_table_in_recommendation_1_6_3(recs: dict[str, Recommendation]) -> None:
     text = recs["1.6.3"].text
     assert "in table 1. Take into account the person's preferences" in text
-    assert "\nTable 1 Age-specific PSA thresholds for people with possible symptoms of prostate cancer\n" in text
+    caption = "Table 1 Age-specific PSA thresholds for people with possible symptoms of prostate cancer"
+    assert f"\n{caption}\n" in text
     for row in ("Below 40 Use clinical judgement", "40 to 49 More than 2.5", "50 to 59 More than 3.5",
                 "60 to 69 More than 4.5", "70 to 79 More than 6.5", "Above 79 Use clinical judgement"):
         assert f"\n{row}" in text
@@ -147,7 +152,8 @@ def test_year_tags(recs: dict[str, Recommendation]) -> None:
 
 def test_sections_and_subsections(recs: dict[str, Recommendation]) -> None:
     r = recs["1.1.4"]
-    assert (r.section, r.section_title, r.subsection_title) == ("1.1", "Lung and pleural cancers", "Mesothelioma")
+    assert (r.section, r.section_title) == ("1.1", "Lung and pleural cancers")
+    assert r.subsection_title == "Mesothelioma"
     assert recs["1.4.1"].subsection_title is None
     assert recs["1.10.7"].subsection_title == "Non-Hodgkin's lymphoma"
     assert recs["1.16.8"].section_title == "The diagnostic process"

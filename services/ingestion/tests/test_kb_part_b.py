@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from ng12_common.knowledge import SymptomRow
 
 from ingestion.kb.parse import ParsedGuideline
 from ingestion.kb.part_b import references
+from ng12_common.knowledge import SymptomRow
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,9 @@ def test_every_reference_resolves(ng12_parsed: ParsedGuideline, rows: list[Sympt
         assert row.references == bracketed
 
 
-def test_every_site_recommendation_appears_in_a_table(ng12_parsed: ParsedGuideline, rows: list[SymptomRow]) -> None:
+def test_every_site_recommendation_appears_in_a_table(
+    ng12_parsed: ParsedGuideline, rows: list[SymptomRow]
+) -> None:
     referenced = {r for row in rows for r in row.references}
     missing = [r.id for r in ng12_parsed.recommendations if r.id not in referenced]
     # Not in the symptom tables: FIT safety netting, advice, follow-up and process recommendations.
@@ -74,11 +76,16 @@ def test_abdominal_or_pelvic_pain_rows_across_pages_39_and_40(rows: list[Symptom
         (39, "Abdominal pain with weight loss (unexplained), 40 and over", "Colorectal", ["1.3.1"]),
         (39, "Abdominal pain (unexplained) with rectal bleeding in adults under 50", "Colorectal", ["1.3.1"]),
         (39, "Abdominal pain (unexplained), 50 and over", "Colorectal", ["1.3.1"]),
-        (40, "Upper abdominal pain with weight loss, 55 and over", "Oesophageal or stomach", ["1.2.1", "1.2.7"]),
         (
             40,
-            "Upper abdominal pain with low haemoglobin levels or raised platelet count or nausea or vomiting, "
-            "55 and over",
+            "Upper abdominal pain with weight loss, 55 and over",
+            "Oesophageal or stomach",
+            ["1.2.1", "1.2.7"],
+        ),
+        (
+            40,
+            "Upper abdominal pain with low haemoglobin levels or raised platelet count or nausea or "
+            "vomiting, 55 and over",
             "Oesophageal or stomach",
             ["1.2.3", "1.2.9"],
         ),
@@ -104,7 +111,8 @@ def test_abdominal_or_pelvic_pain_rows_across_pages_39_and_40(rows: list[Symptom
 
 
 def test_heading_paths_carry_over_page_breaks(rows: list[SymptomRow]) -> None:
-    mass = [r for r in rows if r.heading_path[-1] == "Abdominal, pelvic or rectal mass or enlarged abdominal organ"]
+    title = "Abdominal, pelvic or rectal mass or enlarged abdominal organ"
+    mass = [r for r in rows if r.heading_path[-1] == title]
     assert [r.page for r in mass] == [38, 38, 38, 39, 39, 39, 39, 39]
     weight = [r for r in rows if r.heading_path == ["Non-specific features of cancer", "Weight loss"]]
     assert len(weight) == 13 and {r.page for r in weight} == {65, 66, 67, 68}

@@ -1,26 +1,70 @@
 """Turn retrieval's protobuf answers into the shared API models (citations, passages, guideline).
 
 Assessment, chat and the gateway all present retrieval hits; the mapping lives here once so
-that a citation means the same thing everywhere: the excerpt is the hit text, verbatim.
+that a citation means the same thing everywhere. A citation's excerpt is always verbatim
+guideline text: for a hit that resolves to numbered recommendations (a `rule_search` chunk or a
+`symptom_index` row), one citation per recommendation quoting its canonical text and page; for
+guideline prose, the passage itself. Search-enriched chunk text (title paths, synonyms) is
+never shown as a quote.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.models import BoostOut, Citation, GuidelineRef, Passage
 
+VERBATIM_DOC_TYPES = frozenset({"guideline_text", "page_text"})
 
-def hit_to_citation(hit: pb.Hit) -> Citation:
-    """A citation for one hit: the first recommendation id it carries (or None), text verbatim."""
-    return Citation(
-        recommendation_id=hit.recommendation_ids[0] if hit.recommendation_ids else None,
-        section=hit.section,
-        page=hit.page,
-        chunk_id=hit.chunk_id,
-        excerpt=hit.text,
-        doc_type=hit.doc_type,
-        score=hit.score,
-    )
+
+def hit_to_citations(hit: pb.Hit) -> list[Citation]:
+    """Citations for one hit: its canonical recommendations, or the verbatim passage."""
+    if hit.canonical:
+        return [
+            Citation(
+                recommendation_id=rec.id,
+                section=rec.section,
+                page=rec.page,
+                chunk_id=f"ng12:rec:{rec.id}",
+                excerpt=rec.text,
+                doc_type="rule_canonical",
+                score=hit.score,
+            )
+            for rec in hit.canonical
+        ]
+    if hit.doc_type in VERBATIM_DOC_TYPES:
+        return [
+            Citation(
+                recommendation_id=None,
+                section=hit.section,
+                page=hit.page,
+                chunk_id=hit.chunk_id,
+                excerpt=hit.text,
+                doc_type=hit.doc_type,
+                score=hit.score,
+            )
+        ]
+    return []  # an enriched chunk without canonical text has nothing verbatim to quote
+
+
+def hits_to_citations(hits: Iterable[pb.Hit]) -> list[Citation]:
+    """Citations for ranked hits, best first, each recommendation or passage once."""
+    out: list[Citation] = []
+    seen: set[str] = set()
+    for hit in hits:
+        for citation in hit_to_citations(hit):
+            if citation.chunk_id not in seen:
+                seen.add(citation.chunk_id)
+                out.append(citation)
+    return out
+
+
+def hit_excerpt(hit: pb.Hit) -> str:
+    """Verbatim text for a hit: its single canonical recommendation, else the chunk text."""
+    if len(hit.canonical) == 1 and hit.doc_type == "rule_search":
+        return hit.canonical[0].text
+    return hit.text
 
 
 def hit_to_passage(hit: pb.Hit) -> Passage:
@@ -32,7 +76,7 @@ def hit_to_passage(hit: pb.Hit) -> Passage:
         recommendation_ids=list(hit.recommendation_ids),
         page=hit.page,
         section=hit.section,
-        excerpt=hit.text,
+        excerpt=hit_excerpt(hit),
         boosts=[BoostOut(name=b.name, value=b.value, reason=b.reason) for b in hit.boosts],
     )
 

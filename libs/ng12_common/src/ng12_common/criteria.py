@@ -48,7 +48,7 @@ Interpretation rules where NG12 leaves room are in :data:`ASSUMPTIONS` (one plac
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
@@ -237,26 +237,24 @@ class RecApplies(_Node):
 
 
 Criterion = Annotated[
-    Union[
-        AllOf,
-        AnyOf,
-        AtLeast,
-        Not,
-        Score,
-        AgeGte,
-        AgeLt,
-        SexIs,
-        EverSmoked,
-        History,
-        Symptom,
-        Finding,
-        Test,
-        TestByAge,
-        RecApplies,
-    ],
+    AllOf
+    | AnyOf
+    | AtLeast
+    | Not
+    | Score
+    | AgeGte
+    | AgeLt
+    | SexIs
+    | EverSmoked
+    | History
+    | Symptom
+    | Finding
+    | Test
+    | TestByAge
+    | RecApplies,
     Field(discriminator="op"),
 ]
-Atom = Union[AgeGte, AgeLt, SexIs, EverSmoked, History, Symptom, Finding, Test, TestByAge, RecApplies]
+Atom = AgeGte | AgeLt | SexIs | EverSmoked | History | Symptom | Finding | Test | TestByAge | RecApplies
 
 for _m in (AllOf, AnyOf, AtLeast, Not, ScoreItem, Score):
     _m.model_rebuild()
@@ -526,7 +524,9 @@ def _eval(node: Criterion, facts: PatientFacts, ctx: EvalContext) -> EvalResult:
         top = sorted((p.closeness for p in parts), reverse=True)[: node.n]
         words = f"{need} more of: {', '.join(unmet)}"
         if met_parts:
-            words += f" (has {', '.join(a.evidence or a.requirement for p in met_parts for a in p.satisfied)})"
+            words += (
+                f" (has {', '.join(a.evidence or a.requirement for p in met_parts for a in p.satisfied)})"
+            )
         return EvalResult(
             met=False,
             satisfied=[a for p in met_parts for a in p.satisfied],

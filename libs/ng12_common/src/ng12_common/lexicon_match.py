@@ -46,13 +46,20 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
     ("unexplained", re.compile(r"\bunexplained\b")),
     (
         "persistent",
-        re.compile(r"\b(persistent|persisting|persists|persist|ongoing|continuing|chronic|constant|not resolving)\b"),
+        re.compile(
+            r"\b(persistent|persisting|persists|persist|ongoing|continuing|chronic|constant|not resolving)\b"
+        ),
     ),
     ("recurrent", re.compile(r"\b(recurrent|recurring|recurs|recur|repeated|repeat|relapsing)\b")),
-    ("frequent", re.compile(r"\b(frequent|frequently|often|most days|daily|every day|times (a|per) month)\b")),
+    (
+        "frequent",
+        re.compile(r"\b(frequent|frequently|often|most days|daily|every day|times (a|per) month)\b"),
+    ),
     (
         "increasing_in_size",
-        re.compile(r"\b(increasing in size|growing|getting bigger|enlarging|grown|got bigger|increased in size)\b"),
+        re.compile(
+            r"\b(increasing in size|growing|getting bigger|enlarging|grown|got bigger|increased in size)\b"
+        ),
     ),
     (
         "change_in_size",
@@ -61,14 +68,22 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
             r"getting bigger|enlarging|grown|got bigger|increased in size|shrinking)\b"
         ),
     ),
-    ("irregular_shape", re.compile(r"\b(irregular shape|irregularly shaped|irregular border|irregular outline)\b")),
+    (
+        "irregular_shape",
+        re.compile(r"\b(irregular shape|irregularly shaped|irregular border|irregular outline)\b"),
+    ),
     (
         "irregular_colour",
-        re.compile(r"\b(irregular colou?r|irregularly colou?red|variegated|multiple colou?rs|uneven colou?r)\b"),
+        re.compile(
+            r"\b(irregular colou?r|irregularly colou?red|variegated|multiple colou?rs|uneven colou?r)\b"
+        ),
     ),
     ("inflammation", re.compile(r"\b(inflamed|inflammation)\b")),
     ("oozing", re.compile(r"\b(oozing|oozes|weeping)\b")),
-    ("change_in_sensation", re.compile(r"\b(change in sensation|altered sensation|itch|itchy|itching|itches)\b")),
+    (
+        "change_in_sensation",
+        re.compile(r"\b(change in sensation|altered sensation|itch|itchy|itching|itches)\b"),
+    ),
     (
         "treatment_resistant",
         re.compile(
@@ -85,7 +100,8 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(mm|millimet(?:er|re)s?|cm|centimet(?:er|re)s?)\b")
 _DURATION = re.compile(
-    r"\b(more than |over |longer than |at least |for |lasting |since )?(\d+(?:\.\d+)?)\s*(day|week|month|year)s?\b"
+    r"\b(more than |over |longer than |at least |for |lasting |since )?"
+    r"(\d+(?:\.\d+)?)\s*(day|week|month|year)s?\b"
 )
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 _DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}

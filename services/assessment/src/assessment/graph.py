@@ -18,7 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from assessment.errors import PatientNotFound
 from assessment.patients import PatientStore
 from assessment.profile import search_profile, symptom_query
-from ng12_common.citations import guideline_ref, hit_to_citation
+from ng12_common.citations import guideline_ref, hits_to_citations
 from ng12_common.logs import get_logger
 from ng12_common.models import Assessment, AssessmentResponse, Citation, GuidelineRef, Patient, PatientRecord
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
@@ -73,7 +73,7 @@ def build_graph(store: PatientStore, retrieval: RetrievalClient) -> CompiledStat
         except RetrievalError as exc:
             return {"error": exc}
         return {
-            "citations": [hit_to_citation(hit) for hit in found.hits],
+            "citations": hits_to_citations(found.hits),
             "guideline": guideline_ref(found.guideline, found.index_version),
         }
 

@@ -17,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from chat.answer import compose_answer
 from chat.history import HistoryStore, HistoryUnavailable, now_rfc3339
-from ng12_common.citations import guideline_ref, hit_to_citation
+from ng12_common.citations import guideline_ref, hits_to_citations
 from ng12_common.logs import get_logger
 from ng12_common.models import (
     ChatQuery,
@@ -68,7 +68,7 @@ def build_graph(history: HistoryStore, retrieval: RetrievalClient) -> CompiledSt
         except RetrievalError as exc:
             return {"error": exc}
         return {
-            "citations": [hit_to_citation(hit) for hit in found.hits],
+            "citations": hits_to_citations(found.hits),
             "guideline": guideline_ref(found.guideline, found.index_version),
         }
 

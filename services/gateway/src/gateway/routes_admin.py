@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Path
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from gateway.admin_auth import require_admin
 from gateway.admin_models import IndexVersionList, IndexVersionOut, IngestionRequest, JobAccepted, JobStatus
-from gateway.jobs import IngestionJobs
-from gateway.routes_search import Retrieval
+from gateway.deps import Jobs, Retrieval
 from ng12_common.models import ErrorResponse
 
 router = APIRouter(
@@ -25,14 +24,6 @@ JobId = Annotated[
     str, Path(pattern=r"^[A-Za-z0-9-]{1,64}$", description="Id returned by POST /admin/ingestions.")
 ]
 Version = Annotated[str, Path(pattern=r"^[A-Za-z0-9._:-]{1,128}$", description="An index version.")]
-
-
-def get_jobs(request: Request) -> IngestionJobs:
-    jobs: IngestionJobs = request.app.state.jobs
-    return jobs
-
-
-Jobs = Annotated[IngestionJobs, Depends(get_jobs)]
 
 
 def _version_out(message: Message) -> IndexVersionOut:

@@ -6,11 +6,9 @@ downstream response as is.
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter, Response
 
-from fastapi import APIRouter, Depends, Request, Response
-
-from gateway.proxy import Downstream
+from gateway.deps import AssessmentService, ChatService
 from ng12_common.api_params import PatientId, SessionId
 from ng12_common.models import (
     AssessmentResponse,
@@ -28,20 +26,6 @@ _ERRORS: dict[int | str, dict[str, object]] = {
     422: {"model": ErrorResponse},
     503: {"model": ErrorResponse},
 }
-
-
-def get_assessment(request: Request) -> Downstream:
-    downstream: Downstream = request.app.state.assessment
-    return downstream
-
-
-def get_chat(request: Request) -> Downstream:
-    downstream: Downstream = request.app.state.chat
-    return downstream
-
-
-AssessmentService = Annotated[Downstream, Depends(get_assessment)]
-ChatService = Annotated[Downstream, Depends(get_chat)]
 
 
 @router.get("/patients", response_model=list[Patient], responses=_ERRORS, tags=["patients"])

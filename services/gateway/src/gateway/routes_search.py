@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Depends, Request
-
+from gateway.deps import Retrieval
 from ng12_common.citations import hit_to_passage
 from ng12_common.models import ErrorResponse, SearchQuery, SearchResult
-from ng12_common.retrieval_client import RetrievalClient
 
 router = APIRouter()
-
-
-def get_retrieval(request: Request) -> RetrievalClient:
-    client: RetrievalClient = request.app.state.retrieval
-    return client
-
-
-Retrieval = Annotated[RetrievalClient, Depends(get_retrieval)]
 
 
 @router.post(

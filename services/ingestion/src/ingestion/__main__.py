@@ -1,4 +1,5 @@
-"""Command line of the ingestion service: `python -m ingestion build-kb --pdf PATH --out FILE`.
+"""Command line of the ingestion service: `python -m ingestion build-kb --pdf PATH --out FILE`
+and `python -m ingestion worker` (the Celery worker).
 
 build-kb parses the NG12 PDF into the knowledge-base JSON (written atomically). Bad input
 (not a PDF, empty, truncated, encrypted, not NG12) prints the reason and exits with 2;
@@ -43,7 +44,16 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--out", required=True, help="JSON file to write (atomically)")
     build.add_argument("--workers", type=int, default=None, help="page-parsing processes (default: up to 2)")
     build.set_defaults(func=_build_kb)
+    worker = sub.add_parser("worker", help="run the Celery ingestion worker (Redis broker)")
+    worker.set_defaults(func=_worker)
     return parser
+
+
+def _worker(_: argparse.Namespace) -> int:
+    from ingestion.worker import run_worker
+
+    run_worker()
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

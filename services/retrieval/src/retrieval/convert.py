@@ -69,7 +69,7 @@ def version_to_pb(r: VersionRecord) -> pb.IndexVersion:
     )
 
 
-def hit_to_pb(h: ScoredHit, canonical: dict[str, dict[str, Any]]) -> pb.Hit:
+def hit_to_pb(h: ScoredHit, canonical: dict[str, pb.CanonicalRecommendation]) -> pb.Hit:
     c = h.chunk
     return pb.Hit(
         chunk_id=c.id,
@@ -79,7 +79,7 @@ def hit_to_pb(h: ScoredHit, canonical: dict[str, dict[str, Any]]) -> pb.Hit:
         page=c.page,
         section=c.section,
         recommendation_ids=c.recommendation_ids,
-        canonical=[canonical_from_dict(canonical[r]) for r in c.recommendation_ids if r in canonical],
+        canonical=[canonical[r] for r in c.recommendation_ids if r in canonical],
         boosts=[pb.Boost(name=b.name, value=b.value, reason=b.reason) for b in h.boosts],
         dense_score=round(h.dense, 6),
         lexical_score=round(h.lexical, 6),

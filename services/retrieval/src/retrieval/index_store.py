@@ -74,6 +74,8 @@ class ServingIndex:
     canonical: dict[str, dict[str, Any]]
     lexicon: list[dict[str, Any]]
     lexical: LexicalIndex
+    normaliser: Any  # search.QueryNormaliser, built once per version
+    canonical_pb: dict[str, Any]  # id -> pb.CanonicalRecommendation, built once per version
 
 
 class IndexStore:
@@ -289,15 +291,22 @@ class IndexStore:
         got = collection.get(ids=order, include=["embeddings"])
         by_id = dict(zip(got["ids"], got["embeddings"], strict=True))
         matrix = np.asarray([by_id[i] for i in order], dtype=np.float32)
+        from retrieval.convert import canonical_from_dict
+        from retrieval.search import QueryNormaliser
+
+        canonical = json.loads((folder / "canonical.json").read_text(encoding="utf-8"))
+        lexicon = json.loads((folder / "lexicon.json").read_text(encoding="utf-8"))
         return ServingIndex(
             record=record,
             collection=collection,
             chunks=chunks,
             order=order,
             matrix=matrix,
-            canonical=json.loads((folder / "canonical.json").read_text(encoding="utf-8")),
-            lexicon=json.loads((folder / "lexicon.json").read_text(encoding="utf-8")),
+            canonical=canonical,
+            lexicon=lexicon,
             lexical=LexicalIndex.load(folder / "bm25"),
+            normaliser=QueryNormaliser(lexicon),
+            canonical_pb={k: canonical_from_dict(v) for k, v in canonical.items()},
         )
 
     def _prune(self) -> None:

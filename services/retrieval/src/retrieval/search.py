@@ -62,17 +62,30 @@ class SearchParams:
     recommendation_ids: list[str] = field(default_factory=list)
 
 
-def normalise_query(query: str, lexicon: list[dict[str, Any]]) -> str:
-    text = re.sub(r"\s+", " ", query.lower()).strip()
-    additions: list[str] = []
-    for term in lexicon:
-        label = str(term.get("label", "")).lower()
-        for syn in term.get("synonyms", []):
-            s = str(syn).lower()
-            if s and re.search(rf"(?<![a-z0-9]){re.escape(s)}(?![a-z0-9])", text) and label and label not in text:
-                additions.append(label)
-                break
-    return " ".join([text, *dict.fromkeys(additions)]) if additions else text
+class QueryNormaliser:
+    """Lower-cases a query and appends the guideline wording of every lexicon synonym in it.
+
+    One compiled alternation of all synonyms (longest first), built once per index version.
+    """
+
+    def __init__(self, lexicon: list[dict[str, Any]]) -> None:
+        self.label_of: dict[str, str] = {}
+        for term in lexicon:
+            label = str(term.get("label", "")).lower().strip()
+            for syn in [*term.get("synonyms", []), label]:
+                s = str(syn).lower().strip()
+                if s and label and s not in self.label_of:
+                    self.label_of[s] = label
+        alternation = "|".join(re.escape(s) for s in sorted(self.label_of, key=len, reverse=True))
+        self._pattern = re.compile(rf"(?<![a-z0-9])(?:{alternation})(?![a-z0-9])") if alternation else None
+
+    def __call__(self, query: str) -> str:
+        text = re.sub(r"\s+", " ", query.lower()).strip()
+        if self._pattern is None:
+            return text
+        additions = [self.label_of[m.group(0)] for m in self._pattern.finditer(text)]
+        extra = [a for a in dict.fromkeys(additions) if a not in text]
+        return " ".join([text, *extra]) if extra else text
 
 
 def _allowed(chunk: ChunkRecord, p: SearchParams) -> bool:
@@ -86,7 +99,7 @@ def _allowed(chunk: ChunkRecord, p: SearchParams) -> bool:
 
 
 def run_search(serving: ServingIndex, embedder: CachedQueryEmbedder, p: SearchParams) -> SearchOutcome:
-    normalized = normalise_query(p.query, serving.lexicon)
+    normalized = serving.normaliser(p.query)
     fetch_k = 3 * p.top_k
     row_of = {cid: i for i, cid in enumerate(serving.order)}
     ranks: dict[int, dict[str, int]] = {}

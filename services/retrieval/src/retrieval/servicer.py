@@ -112,7 +112,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         if outcome.degraded:
             SEARCH_DEGRADED.inc()
         return pb.SearchResponse(
-            hits=[convert.hit_to_pb(h, serving.canonical) for h in outcome.hits],
+            hits=[convert.hit_to_pb(h, serving.canonical_pb) for h in outcome.hits],
             index_version=serving.record.version,
             guideline=convert.guideline_to_pb(serving.record.guideline),
             normalized_query=outcome.normalized_query,
@@ -129,7 +129,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         if missing:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown recommendation id(s): {', '.join(missing)}")
         return pb.GetRecommendationsResponse(
-            recommendations=[convert.canonical_from_dict(serving.canonical[i]) for i in ids],
+            recommendations=[serving.canonical_pb[i] for i in ids],
             index_version=serving.record.version,
             guideline=convert.guideline_to_pb(serving.record.guideline),
         )

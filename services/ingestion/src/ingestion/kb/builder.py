@@ -93,6 +93,7 @@ def write_knowledge_base(kb: KnowledgeBase, out_path: str | os.PathLike[str]) ->
             fh.write(kb.model_dump_json(indent=1))
             fh.flush()
             os.fsync(fh.fileno())
+        tmp.chmod(0o644)  # mkstemp creates 0600; the artifact is read by other services
         os.replace(tmp, out)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from ingestion.kb.layout import Document
-from ingestion.kb.prose import render_block
+from ingestion.kb.prose import block_paragraphs
 from ingestion.kb.structure import ProseBlock
 from ng12_common.knowledge import Chunk, Population, Recommendation, SymptomRow, text_hash
 
@@ -155,31 +155,39 @@ def row_chunks(rows: Sequence[SymptomRow], recs_by_id: dict[str, Recommendation]
     return out
 
 
-def _split(text: str) -> list[str]:
-    """Long prose split on paragraph boundaries, the heading line repeated on each part."""
-    if len(text) <= _MAX_PROSE_CHARS:
-        return [text]
-    heading, _, body = text.partition("\n")
-    parts: list[str] = []
-    current = ""
-    for para in body.split("\n"):
-        if current and len(current) + len(para) + 1 > _MAX_PROSE_CHARS:
-            parts.append(current)
-            current = para
-        else:
-            current = f"{current}\n{para}" if current else para
-    if current:
-        parts.append(current)
-    return [f"{heading}\n{p}" for p in parts]
+def _split(paragraphs: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """(text, page, page_end) parts of at most ~1500 characters, split between paragraphs.
+
+    The first paragraph is the heading; it is repeated at the top of every part.
+    """
+    if not paragraphs:
+        return []
+    heading, body = paragraphs[0][0], paragraphs[1:]
+    total = sum(len(t) + 1 for t, _, _ in paragraphs)
+    if total <= _MAX_PROSE_CHARS or not body:
+        first = [p for _, p, _ in paragraphs]
+        last = [p for _, _, p in paragraphs]
+        return [("\n".join(t for t, _, _ in paragraphs), min(first), max(last))]
+    groups: list[list[tuple[str, int, int]]] = [[]]
+    size = len(heading)
+    for para in body:
+        if groups[-1] and size + len(para[0]) + 1 > _MAX_PROSE_CHARS:
+            groups.append([])
+            size = len(heading)
+        groups[-1].append(para)
+        size += len(para[0]) + 1
+    return [
+        ("\n".join([heading, *(t for t, _, _ in group)]), group[0][1], max(p for _, _, p in group))
+        for group in groups
+    ]
 
 
 def prose_chunks(blocks: Sequence[ProseBlock], doc: Document) -> list[Chunk]:
     out: list[Chunk] = []
     seen: set[str] = set()
     for block in blocks:
-        full = render_block(block, doc)
         section = block.section or " > ".join(block.heading_path)
-        for part in _split(full):
+        for part, page, page_end in _split(block_paragraphs(block, doc)):
             chunk_id = "ng12:text:" + text_hash(f"{section}\n{part}")
             if chunk_id in seen:
                 continue  # the same boxed reminder repeated at the top of two regions
@@ -190,13 +198,13 @@ def prose_chunks(blocks: Sequence[ProseBlock], doc: Document) -> list[Chunk]:
                     id=chunk_id,
                     doc_type="guideline_text",
                     text=part,
-                    page=block.page,
+                    page=page,
                     section=section,
                     recommendation_ids=[],
                     metadata={
                         "heading_path": list(block.heading_path),
                         "region": block.region,
-                        "page_end": block.page_end,
+                        "page_end": page_end,
                         "mentions": mentioned,
                     },
                 )

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ng12_common.criteria import parse_criteria, referenced_concepts, referenced_recs
-from ng12_common.knowledge import Recommendation, text_hash
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ingestion.kb.lexicon import known_concepts
+from ng12_common.criteria import dump_criteria, parse_criteria, referenced_concepts, referenced_recs
+from ng12_common.knowledge import Recommendation
 
 CURATED_FILE = "curated_criteria.yaml"
 SITE_SPECIFIC_SECTIONS = tuple(f"1.{n}" for n in range(1, 14))  # 1.1 ... 1.13
@@ -81,14 +81,18 @@ def validate_curated(
         try:
             tree = parse_criteria(entry.criteria)
         except ValidationError as exc:
-            problems.append(f"{rid}: criteria do not parse: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}")
+            problems.append(
+                f"{rid}: criteria do not parse: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}"
+            )
             continue
         for kind, names in referenced_concepts(tree).items():
             for name in sorted(names):
                 if name not in concepts:
                     problems.append(f"{rid}: unknown {kind} concept {name!r} (add it to lexicon.yaml)")
                 elif kind == "test" and concepts[name] != "test":
-                    problems.append(f"{rid}: {name!r} is used as a test but the lexicon says {concepts[name]}")
+                    problems.append(
+                        f"{rid}: {name!r} is used as a test but the lexicon says {concepts[name]}"
+                    )
         targets = set(entries) | set(known_rec_ids or [])
         for dep in sorted(referenced_recs(tree)):
             if dep not in targets:
@@ -126,8 +130,7 @@ def attach_criteria(
             rec.criteria, rec.criteria_status = None, "stale"
             stale.append(rec.id)
         else:
-            rec.criteria = parse_criteria(entry.criteria).model_dump(mode="json", exclude_defaults=True)
-            rec.criteria["op"] = entry.criteria["op"]
+            rec.criteria = dump_criteria(parse_criteria(entry.criteria))
             rec.criteria_status = "curated" if entry.status == "curated" else "derived"
             counts[rec.criteria_status] += 1
     site = [r for r in recommendations if is_site_specific(r.id)]
@@ -149,14 +152,18 @@ def attach_criteria(
 # --------------------------------------------------------------------------------------------
 
 
-def pin_changes(recommendations: list[Recommendation], entries: dict[str, CuratedEntry]) -> list[dict[str, str]]:
+def pin_changes(
+    recommendations: list[Recommendation], entries: dict[str, CuratedEntry]
+) -> list[dict[str, str]]:
     """Entries whose pinned hash differs from the parsed text's hash (for review)."""
     by_id = {r.id: r for r in recommendations}
     out = []
     for rid, entry in entries.items():
         rec = by_id.get(rid)
         if rec is None:
-            out.append({"id": rid, "old": entry.text_hash, "new": "", "text": "(not in the parsed guideline)"})
+            out.append(
+                {"id": rid, "old": entry.text_hash, "new": "", "text": "(not in the parsed guideline)"}
+            )
         elif entry.text_hash != rec.text_hash:
             out.append({"id": rid, "old": entry.text_hash, "new": rec.text_hash, "text": rec.text})
     return out
@@ -200,15 +207,19 @@ def _cli_pin(args: argparse.Namespace) -> int:
         print(f"Site-specific recommendations with no curated entry: {', '.join(missing)}")
     if not args.write:
         if changes:
-            print(f"\n{len(changes)} entr{'y' if len(changes) == 1 else 'ies'} changed. Re-read each text and "
-                  "its criteria, then run with --write --ids ... (or --all-listed).")
+            print(
+                f"\n{len(changes)} entr{'y' if len(changes) == 1 else 'ies'} changed. Re-read each text and "
+                "its criteria, then run with --write --ids ... (or --all-listed)."
+            )
         return 1 if changes else 0
     wanted = {c["id"] for c in changes if c["new"]}
     if args.ids:
         chosen = set(args.ids.split(","))
         unknown = chosen - wanted
         if unknown:
-            print(f"Refusing: {', '.join(sorted(unknown))} did not change or are not parsed.", file=sys.stderr)
+            print(
+                f"Refusing: {', '.join(sorted(unknown))} did not change or are not parsed.", file=sys.stderr
+            )
             return 2
         wanted = chosen
     elif not args.all_listed:
@@ -222,14 +233,18 @@ def _cli_pin(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ingestion.kb.criteria", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m ingestion.kb.criteria", description=__doc__.split("\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     pin = sub.add_parser("pin", help="compare pinned hashes with a PDF; optionally rewrite reviewed ones")
     pin.add_argument("--pdf", required=True)
     pin.add_argument("--file", help="curated YAML (default: the packaged one)")
     pin.add_argument("--write", action="store_true", help="rewrite the hashes of the listed entries")
     pin.add_argument("--ids", help="comma-separated ids reviewed for --write")
-    pin.add_argument("--all-listed", action="store_true", help="with --write: every listed entry was reviewed")
+    pin.add_argument(
+        "--all-listed", action="store_true", help="with --write: every listed entry was reviewed"
+    )
     args = parser.parse_args(argv)
     if args.command == "pin":
         return _cli_pin(args)

@@ -13,11 +13,13 @@ extracted in a small process pool; each worker opens the PDF once.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -255,6 +257,13 @@ def _check_bytes(path: Path) -> bytes:
     return data
 
 
+def _pdfminer_cause(exc: BaseException) -> BaseException:
+    """pdfplumber wraps pdfminer errors in PdfminerException(original)."""
+    if exc.args and isinstance(exc.args[0], BaseException):
+        return exc.args[0]
+    return exc.__context__ or exc
+
+
 def _open_count(path: Path) -> int:
     try:
         with pdfplumber.open(path) as pdf:
@@ -263,28 +272,42 @@ def _open_count(path: Path) -> int:
             return len(pdf.pages)
     except KnowledgeBaseError:
         raise
-    except (PDFPasswordIncorrect, PDFEncryptionError) as exc:
-        raise KnowledgeBaseError(f"{path} is an encrypted PDF; provide an unencrypted copy") from exc
-    except PDFSyntaxError as exc:
-        raise KnowledgeBaseError(f"{path} is a damaged or truncated PDF: {exc}") from exc
     except Exception as exc:  # pdfminer raises many unrelated types on broken files
-        raise KnowledgeBaseError(f"{path} cannot be read as a PDF: {type(exc).__name__}: {exc}") from exc
+        cause = _pdfminer_cause(exc)
+        if isinstance(cause, (PDFPasswordIncorrect, PDFEncryptionError)):
+            raise KnowledgeBaseError(f"{path} is an encrypted PDF; provide an unencrypted copy") from exc
+        if isinstance(cause, PDFSyntaxError):
+            raise KnowledgeBaseError(f"{path} is a damaged or truncated PDF: {cause}") from exc
+        detail = f"{type(cause).__name__}: {cause}".rstrip(": ")
+        raise KnowledgeBaseError(f"{path} cannot be read as a PDF ({detail})") from exc
+
+
+def _extract_parallel(path: Path, indices: list[int], workers: int) -> list[_RawPage] | None:
+    """Pages extracted by `workers` processes, or None if a pool cannot be used here."""
+    if multiprocessing.current_process().daemon:
+        return None  # e.g. a Celery prefork child: daemonic processes cannot have children
+    chunks = [indices[k::workers] for k in range(workers)]
+    try:
+        # "spawn": safe inside threaded servers (gRPC); each worker opens the PDF once.
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+            parts = list(pool.map(_extract_range, [str(path)] * workers, chunks))
+    except (BrokenProcessPool, OSError):
+        return None  # no process pool here (sandbox, resource limits): parse in this process
+    return sorted((p for part in parts for p in part), key=lambda p: p.index)
 
 
 def _extract_all(path: Path, page_count: int, workers: int) -> list[_RawPage]:
     indices = list(range(page_count))
     try:
-        if workers <= 1 or page_count < 8:
-            return _extract_range(str(path), indices)
-        chunks = [indices[k::workers] for k in range(workers)]
-        # "spawn": safe inside threaded servers (gRPC, Celery); each worker opens the PDF once.
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-            parts = list(pool.map(_extract_range, [str(path)] * workers, chunks))
+        if workers > 1 and page_count >= 8:
+            pages = _extract_parallel(path, indices, workers)
+            if pages is not None:
+                return pages
+        return _extract_range(str(path), indices)
     except KnowledgeBaseError:
         raise
     except Exception as exc:
         raise KnowledgeBaseError(f"{path} cannot be parsed: {type(exc).__name__}: {exc}") from exc
-    return sorted((p for part in parts for p in part), key=lambda p: p.index)
 
 
 def default_workers() -> int:

@@ -17,10 +17,11 @@ from importlib import resources
 from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
 from ng12_common.criteria import parse_criteria, referenced_concepts
 from ng12_common.knowledge import LexiconEntry, Recommendation, SymptomRow
 from ng12_common.lexicon_match import match_concepts, normalise_phrase
-from pydantic import BaseModel, ConfigDict, Field
 
 LEXICON_FILE = "lexicon.yaml"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ingestion.kb.layout import Document, Line, Table
 from ingestion.kb.structure import Heading, ProseBlock, Region
-from ingestion.kb.text import render_lines
+from ingestion.kb.text import render_paragraphs
 
 KEPT_REGIONS = (
     "overview",
@@ -72,7 +72,14 @@ def collect_prose(doc_regions: list[Region], handled: set[int]) -> tuple[list[Pr
 
 def render_block(block: ProseBlock, doc: Document) -> str:
     """Block text: its own heading as the first line, then its paragraphs."""
-    parts: list[str] = [block.heading_path[-1]] if block.heading_path else []
+    return "\n".join(text for text, _first, _last in block_paragraphs(block, doc))
+
+
+def block_paragraphs(block: ProseBlock, doc: Document) -> list[tuple[str, int, int]]:
+    """(paragraph, first page, last page): the block's heading first, then its text and table rows."""
+    parts: list[tuple[str, int, int]] = []
+    if block.heading_path:
+        parts.append((block.heading_path[-1], block.page, block.page))
     items: list[Line | Table] = sorted([*block.lines, *block.tables], key=lambda it: (it.page, it.top))
     run: list[Line] = []
     for item in items:
@@ -80,10 +87,10 @@ def render_block(block: ProseBlock, doc: Document) -> str:
             run.append(item)
             continue
         if run:
-            parts.append(render_lines(run, doc.line_pitch))
+            parts.extend(render_paragraphs(run, doc.line_pitch))
             run = []
         for row in item.rows:
-            parts.append(" ".join(cell.text for cell in row if cell.lines))
+            parts.append((" ".join(cell.text for cell in row if cell.lines), item.page, item.page))
     if run:
-        parts.append(render_lines(run, doc.line_pitch))
-    return "\n".join(p for p in parts if p)
+        parts.extend(render_paragraphs(run, doc.line_pitch))
+    return [part for part in parts if part[0]]

@@ -37,7 +37,14 @@ def _new_paragraph(prev: Line, line: Line, pitch: float) -> bool:
 
 def render_lines(lines: Sequence[Line], pitch: float) -> str:
     """Render lines as text with "- " bullet items and paragraph breaks."""
+    return "\n".join(text for text, _first, _last in render_paragraphs(lines, pitch))
+
+
+def render_paragraphs(lines: Sequence[Line], pitch: float) -> list[tuple[str, int, int]]:
+    """Rendered output lines (paragraphs, bullet items) with the printed pages they start and end on."""
     out: list[str] = []
+    pages: list[int] = []
+    ends: list[int] = []
     stack: list[tuple[float, float]] = []  # open bullet levels: (glyph x0, text x0)
     prev: Line | None = None
     for line in lines:
@@ -52,16 +59,23 @@ def render_lines(lines: Sequence[Line], pitch: float) -> str:
                 stack.append((glyph_x, text_x))
             body = join_words(line.words[1:])
             out.append("  " * (len(stack) - 1) + "- " + body)
+            pages.append(line.page)
+            ends.append(line.page)
         elif prev is None or not out:
             out.append(line.text)
+            pages.append(line.page)
+            ends.append(line.page)
         elif _new_paragraph(prev, line, pitch):
             while stack and stack[-1][1] > line.x0 + 2.0:
                 stack.pop()
             out.append("  " * len(stack) + line.text)
+            pages.append(line.page)
+            ends.append(line.page)
         else:
             out[-1] = join_fragment(out[-1], line.text)
+            ends[-1] = line.page
         prev = line
-    return "\n".join(out)
+    return list(zip(out, pages, ends, strict=True))
 
 
 def flat_text(lines: Sequence[Line]) -> str:

@@ -1,0 +1,113 @@
+"""The symptom lexicon built from the real PDF: coverage, computed rec ids, synonyms, safe mappings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ng12_common.knowledge import LexiconEntry, Recommendation
+from ng12_common.lexicon_match import match_concepts
+
+sys.path.insert(0, str(Path(__file__).parent))
+from criteria_fixtures import *  # noqa: F403 (session fixtures)
+
+from ingestion.kb.lexicon import build_lexicon, load_lexicon_sources, synonyms_for_text
+
+
+def by_concept(lex: list[LexiconEntry]) -> dict[str, LexiconEntry]:
+    return {e.concept: e for e in lex}
+
+
+def test_every_source_concept_built(kb_lexicon: list[LexiconEntry]) -> None:
+    assert [e.concept for e in kb_lexicon] == [s.concept for s in load_lexicon_sources()]
+
+
+@pytest.mark.parametrize(
+    ("concept", "must_include"),
+    [
+        ("haemoptysis", {"1.1.1"}),
+        ("fatigue", {"1.1.2", "1.1.5", "1.5.3", "1.10.1", "1.10.3"}),
+        ("dysphagia", {"1.2.1", "1.2.7"}),
+        ("iron_deficiency_anaemia", {"1.3.1"}),
+        ("fit", {"1.3.1", "1.3.2", "1.3.3"}),
+        ("ca125", {"1.5.6", "1.5.7", "1.5.9"}),
+        ("psa", {"1.6.3"}),
+        ("post_menopausal_bleeding", {"1.5.10", "1.5.11"}),
+        ("haematuria", {"1.5.12", "1.6.2", "1.6.4", "1.6.6", "1.12.3"}),
+        ("weight_loss", {"1.1.2", "1.2.1", "1.3.1", "1.13.2"}),
+    ],
+)
+def test_recommendation_ids_computed(
+    kb_lexicon: list[LexiconEntry], concept: str, must_include: set[str]
+) -> None:
+    ids = set(by_concept(kb_lexicon)[concept].recommendation_ids)
+    assert must_include <= ids
+
+
+def test_ids_come_from_the_text_not_the_yaml(fresh_recs: list[Recommendation]) -> None:
+    bare = fresh_recs  # no criteria attached
+    lex = by_concept(build_lexicon(bare))
+    assert "1.1.1" in lex["haemoptysis"].recommendation_ids  # text only
+    assert build_lexicon([])[0].recommendation_ids == []
+
+
+@pytest.mark.parametrize(
+    ("phrase", "concept"),
+    [
+        ("hemoptysis", "haemoptysis"),
+        ("coughing up blood", "haemoptysis"),
+        ("difficulty swallowing", "dysphagia"),
+        ("IDA", "iron_deficiency_anaemia"),
+        ("PMB", "post_menopausal_bleeding"),
+        ("FIT", "fit"),
+        ("CA-125", "ca125"),
+        ("PSA", "psa"),
+        ("LUTS", "lower_urinary_tract_symptoms"),
+        ("DRE suggests prostate cancer", "prostate_feels_malignant_on_dre"),
+        ("tiredness", "fatigue"),
+        ("tired all the time", "fatigue"),
+        ("diarrhea", "diarrhoea"),
+        ("anemia", "anaemia"),
+        ("bloating", "abdominal_distension"),
+        ("feeling full quickly (early satiety)", "early_satiety"),
+        ("hoarse voice", "hoarseness"),
+        ("night sweats", None),
+    ],
+)
+def test_synonyms_map_to_guideline_concepts(
+    kb_lexicon: list[LexiconEntry], phrase: str, concept: str | None
+) -> None:
+    found = [m.concept for m in match_concepts(phrase, kb_lexicon)]
+    assert found == ([concept] if concept else [])
+
+
+def test_lay_terms_are_not_over_mapped(kb_lexicon: list[LexiconEntry]) -> None:
+    (m,) = match_concepts("blood in urine", kb_lexicon)
+    assert m.concept == "haematuria" and "visible" not in m.modifiers
+    (m,) = match_concepts("blood seen in urine", kb_lexicon)
+    assert "visible" in m.modifiers
+    assert [x.concept for x in match_concepts("enlarged liver", kb_lexicon)] == ["hepatomegaly"]
+    assert [x.concept for x in match_concepts("normal neurological examination", kb_lexicon)] == []
+    assert [x.concept for x in match_concepts("pale stools", kb_lexicon)] == []
+    assert [x.concept for x in match_concepts("normal temperature", kb_lexicon)] == []
+
+
+def test_free_text_phrases(kb_lexicon: list[LexiconEntry]) -> None:
+    (m,) = match_concepts("unexplained hemoptysis", kb_lexicon)
+    assert (m.concept, m.modifiers) == ("haemoptysis", ["unexplained"])
+    (m,) = match_concepts("pigmented skin lesion, largest diameter 8 mm", kb_lexicon)
+    assert (m.concept, m.qualifiers) == ("pigmented_skin_lesion", {"size_mm": 8})
+    (m,) = match_concepts("no weight loss", kb_lexicon)
+    assert (m.concept, m.negated) == ("weight_loss", True)
+    (m,) = match_concepts("retraction of one nipple", kb_lexicon)
+    assert (m.concept, m.modifiers) == ("nipple_retraction", ["unilateral"])
+    (m,) = match_concepts("painless swelling of the left testis", kb_lexicon)
+    assert m.concept == "non_painful_testicular_enlargement"
+
+
+def test_synonyms_for_text(kb_lexicon: list[LexiconEntry]) -> None:
+    syn = synonyms_for_text("patient with haemoptysis and dysphagia", kb_lexicon)
+    assert "hemoptysis" in syn and "coughing up blood" in syn and "difficulty swallowing" in syn
+    assert synonyms_for_text("nothing relevant here", kb_lexicon) == []
