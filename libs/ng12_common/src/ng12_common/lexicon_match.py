@@ -144,6 +144,9 @@ _GAP = r"(?: (?:" + "|".join(sorted(_STOP)) + r"))* "
 
 
 class _Index:
+    """All lexicon terms, grouped by first word so a phrase is matched only against terms that
+    can start in it (one big alternation over every term is ~10x slower)."""
+
     def __init__(self, lexicon: Sequence[LexiconEntry]) -> None:
         terms: dict[str, tuple[str, str]] = {}
         for e in lexicon:
@@ -152,10 +155,26 @@ class _Index:
                 if norm and norm not in terms:
                     terms[norm] = (e.concept, e.kind)
         self.terms = terms
-        ordered = sorted(terms, key=lambda t: (-len(t), t))
-        alts = [_GAP.join(re.escape(w) for w in t.split()) for t in ordered]
-        self.pattern = re.compile(r"\b(?:" + "|".join(f"({a})" for a in alts) + r")\b") if alts else None
-        self.by_group = [terms[t] for t in ordered]
+        self.by_first: dict[str, list[str]] = {}
+        for t in terms:
+            self.by_first.setdefault(t.split()[0], []).append(t)
+
+    def pattern_for(self, text: str) -> re.Pattern[str] | None:
+        candidates = [t for first, ts in self.by_first.items() if first in text for t in ts]
+        if not candidates:
+            return None
+        return _compile_terms(tuple(sorted(candidates, key=lambda t: (-len(t), t))))
+
+    def lookup(self, matched: str) -> tuple[str, str]:
+        """The concept of a matched span (stop words the gap pattern allowed are dropped)."""
+        key = " ".join(w for w in matched.split() if w not in _STOP)
+        return self.terms.get(key) or self.terms[matched]
+
+
+@lru_cache(maxsize=4096)
+def _compile_terms(ordered: tuple[str, ...]) -> re.Pattern[str]:
+    alts = [_GAP.join(re.escape(w) for w in t.split()) for t in ordered]
+    return re.compile(r"\b(?:" + "|".join(alts) + r")\b")
 
 
 @lru_cache(maxsize=8)
@@ -212,12 +231,12 @@ def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[Concept
     """Concepts named in one free-text phrase, with modifiers, qualifiers and negation."""
     idx = _index(lexicon)
     text = normalise_phrase(phrase, keep_stop_words=True)
-    if not text or idx.pattern is None:
+    pattern = idx.pattern_for(text) if text else None
+    if pattern is None:
         return []
     hits: list[tuple[int, int, str, str]] = []
-    for m in idx.pattern.finditer(text):
-        group = next(i for i, g in enumerate(m.groups()) if g is not None)
-        concept, kind = idx.by_group[group]
+    for m in pattern.finditer(text):
+        concept, kind = idx.lookup(m.group(0))
         hits.append((m.start(), m.end(), concept, kind))
     if not hits:
         return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import grpc
 from celery import Task
 
 from ingestion.celery_app import app, settings
@@ -14,20 +15,34 @@ from ng12_common.logs import get_logger
 log = get_logger("ingestion.tasks")
 
 
+class IngestionFailed(RuntimeError):
+    """An ingestion that could not complete; the message is what the admin sees."""
+
+
 @app.task(bind=True, name="ingestion.ingest_pdf")
 def ingest_pdf(self: Task, pdf_path: str | None = None, activate: bool = True) -> dict[str, Any]:
     path = Path(pdf_path) if pdf_path else settings.ng12_pdf
+    task_id = self.request.id  # progress is also reported from gRPC's request-streaming thread
 
     def progress(stage: str, fraction: float) -> None:
-        self.update_state(state="PROGRESS", meta={"stage": stage, "progress": round(fraction, 3)})
+        try:
+            self.update_state(task_id=task_id, state="PROGRESS",
+                              meta={"stage": stage, "progress": round(fraction, 3)})
+        except Exception as exc:  # noqa: BLE001 - progress reporting must never break an ingestion
+            log.warning("progress_not_recorded", stage=stage, error=repr(exc))
 
     log.info("ingest_started", pdf=str(path), activate=activate)
-    return run_pipeline(
-        path,
-        settings.retrieval_addr,
-        kb_dir=settings.kb_dir,
-        activate=activate,
-        batch_size=settings.upload_batch_size,
-        timeout=settings.retrieval_timeout_seconds,
-        progress=progress,
-    )
+    try:
+        return run_pipeline(
+            path,
+            settings.retrieval_addr,
+            kb_dir=settings.kb_dir,
+            activate=activate,
+            batch_size=settings.upload_batch_size,
+            timeout=settings.retrieval_timeout_seconds,
+            progress=progress,
+        )
+    except grpc.RpcError as exc:  # gRPC errors do not pickle; report what retrieval said
+        code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
+        details = exc.details() if hasattr(exc, "details") else str(exc)
+        raise IngestionFailed(f"retrieval refused the index build ({code}): {details}") from None
