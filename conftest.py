@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tests.support import find_pdf, free_port, start_process, stop_process, wait_for  # noqa: E402
+from tests.support import find_pdf, free_port, start_process, stop_process, wait_for
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -93,7 +93,9 @@ def retrieval_server(tmp_path_factory: pytest.TempPathFactory, ng12_pdf: Path) -
     proc, port, metrics_port, log_path = start_retrieval(tmp)
     try:
         result = ingest_pdf(ng12_pdf, f"127.0.0.1:{port}", kb_dir=tmp / "kb")
-        yield RetrievalProcess(f"127.0.0.1:{port}", port, metrics_port, tmp / "chroma", log_path, result["version"])
+        yield RetrievalProcess(
+            f"127.0.0.1:{port}", port, metrics_port, tmp / "chroma", log_path, result["version"]
+        )
     finally:
         stop_process(proc)  # type: ignore[arg-type]
 

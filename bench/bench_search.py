@@ -16,22 +16,37 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import grpc  # noqa: E402
+import grpc
 
-from conftest import start_retrieval  # noqa: E402
-from ingestion.pipeline import ingest_pdf  # noqa: E402
-from ng12.retrieval.v1 import retrieval_pb2 as pb  # noqa: E402
-from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc  # noqa: E402
-from tests.support import find_pdf, stop_process  # noqa: E402
+from conftest import start_retrieval
+from ingestion.pipeline import ingest_pdf
+from ng12.retrieval.v1 import retrieval_pb2 as pb
+from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+from tests.support import find_pdf, stop_process
 
-SYMPTOMS = ["haemoptysis", "dysphagia", "rectal bleeding", "breast lump", "hoarseness", "haematuria",
-            "weight loss", "abdominal pain", "fatigue", "night sweats", "bone pain", "jaundice",
-            "iron-deficiency anaemia", "post-menopausal bleeding", "skin lesion", "neck lump"]
+SYMPTOMS = [
+    "haemoptysis",
+    "dysphagia",
+    "rectal bleeding",
+    "breast lump",
+    "hoarseness",
+    "haematuria",
+    "weight loss",
+    "abdominal pain",
+    "fatigue",
+    "night sweats",
+    "bone pain",
+    "jaundice",
+    "iron-deficiency anaemia",
+    "post-menopausal bleeding",
+    "skin lesion",
+    "neck lump",
+]
 
 
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 async def measure(addr: str) -> None:
@@ -45,12 +60,17 @@ async def measure(addr: str) -> None:
 
         for q in ("warm up", "warm up two"):
             await call(q)
-        new_q = [f"{s} in a patient aged {40 + i % 40} for {i} weeks" for i, s in
-                 enumerate(SYMPTOMS * 13)][:200]
+        new_q = [f"{s} in a patient aged {40 + i % 40} for {i} weeks" for i, s in enumerate(SYMPTOMS * 13)][
+            :200
+        ]
         new = [await call(q) for q in new_q]
         rep = [await call(new_q[i % 10]) for i in range(300)]
-        print(f"search new queries      n={len(new)}  p50={statistics.median(new):.2f} ms  p95={pct(new, 95):.2f} ms")
-        print(f"search repeated queries n={len(rep)}  p50={statistics.median(rep):.2f} ms  p95={pct(rep, 95):.2f} ms")
+        print(
+            f"new n={len(new)}  p50={statistics.median(new):.2f} ms  p95={pct(new, 95):.2f} ms"
+        )
+        print(
+            f"repeated n={len(rep)}  p50={statistics.median(rep):.2f} ms  p95={pct(rep, 95):.2f} ms"
+        )
         total = 800
         queue = [new_q[i % len(new_q)] for i in range(total)]
 

@@ -142,8 +142,12 @@ class Stack:
             out: int | object = log_path.open("ab")
         else:
             out = None  # inherit the console
-        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, *spec.command], env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT if out else None
+        proc = subprocess.Popen(
+            [sys.executable, *spec.command],
+            env=env,
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT if out else None,
         )
         running = Running(name, proc, log_path)
         self.procs[name] = running
@@ -192,8 +196,12 @@ class Stack:
                 except grpc.FutureTimeoutError:
                     return False
                 return True
-        port = {"gateway": self.cfg.gateway_port, "assessment": self.cfg.assessment_port,
-                "chat": self.cfg.chat_port, "ingestion-worker": self.cfg.worker_metrics_port}[name]
+        port = {
+            "gateway": self.cfg.gateway_port,
+            "assessment": self.cfg.assessment_port,
+            "chat": self.cfg.chat_port,
+            "ingestion-worker": self.cfg.worker_metrics_port,
+        }[name]
         path = "/livez"
         return _http_ok(f"http://127.0.0.1:{port}{path}")
 
@@ -227,15 +235,27 @@ class Stack:
         if exe is None or u.hostname not in ("127.0.0.1", "localhost"):
             raise SystemExit(
                 f"No Redis answers at {self.cfg.redis_url} and none can be started here.\n"
-                "Install Redis (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis)\n"
+                "Install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis)\n"
                 "or point REDIS_URL at a running Redis."
             )
         data = self.cfg.var_dir / "redis"
         data.mkdir(parents=True, exist_ok=True)
-        self.redis_proc = subprocess.Popen(  # noqa: S603
-            [exe, "--bind", "127.0.0.1", "--port", str(u.port or 6379), "--dir", str(data),
-             "--appendonly", "yes", "--maxmemory-policy", "noeviction"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        self.redis_proc = subprocess.Popen(
+            [
+                exe,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(u.port or 6379),
+                "--dir",
+                str(data),
+                "--appendonly",
+                "yes",
+                "--maxmemory-policy",
+                "noeviction",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

@@ -20,7 +20,11 @@ def free_port() -> int:
 
 def find_pdf() -> Path:
     """The NG12 PDF: $NG12_PDF, else ../shared/ng12/ng12.pdf, else data/ng12.pdf."""
-    candidates = [os.environ.get("NG12_PDF", ""), str(REPO.parent / "shared/ng12/ng12.pdf"), str(REPO / "data/ng12.pdf")]
+    candidates = [
+        os.environ.get("NG12_PDF", ""),
+        str(REPO.parent / "shared/ng12/ng12.pdf"),
+        str(REPO / "data/ng12.pdf"),
+    ]
     for c in candidates:
         if c and Path(c).is_file():
             return Path(c)

@@ -47,8 +47,17 @@ def pdf_text(ng12_pdf: Path) -> str:
         pages = []
         for page in pdf.pages:
             lines = (page.extract_text() or "").splitlines()
-            body = [ln for ln in lines if not ln.startswith(("Suspected cancer: recognition and referral (NG12)",
-                                                              "© NICE", "conditions#notice-of-rights"))]
+            body = [
+                ln
+                for ln in lines
+                if not ln.startswith(
+                    (
+                        "Suspected cancer: recognition and referral (NG12)",
+                        "© NICE",
+                        "conditions#notice-of-rights",
+                    )
+                )
+            ]
             pages.append(" ".join(body))
         return _norm(" ".join(pages))
 
@@ -59,10 +68,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory, ng12_pdf: Path, redis_url: s
     url = re.sub(r"/\d+$", f"/{E2E_REDIS_DB}", redis_url)
     redis.Redis.from_url(url).flushdb()
     cfg = launcher.StackConfig(
-        gateway_port=free_port(), assessment_port=free_port(), chat_port=free_port(),
-        retrieval_port=free_port(), retrieval_metrics_port=free_port(), worker_metrics_port=free_port(),
-        redis_url=url, ng12_pdf=ng12_pdf, var_dir=tmp_path_factory.mktemp("stack"), environment="test",
-        admin_api_key="e2e-admin-key", log_to_files=True,
+        gateway_port=free_port(),
+        assessment_port=free_port(),
+        chat_port=free_port(),
+        retrieval_port=free_port(),
+        retrieval_metrics_port=free_port(),
+        worker_metrics_port=free_port(),
+        redis_url=url,
+        ng12_pdf=ng12_pdf,
+        var_dir=tmp_path_factory.mktemp("stack"),
+        environment="test",
+        admin_api_key="e2e-admin-key",
+        log_to_files=True,
     )
     s = launcher.Stack(cfg)
     s.start()
@@ -87,7 +104,11 @@ def test_chat_answers_with_verbatim_page_citations(stack, api: httpx.Client, pdf
     rid = f"e2e-{uuid.uuid4().hex}"
     r = api.post(
         "/api/v1/chat",
-        json={"session_id": "e2e-session-1", "message": "When should I refer unexplained haemoptysis?", "top_k": 5},
+        json={
+            "session_id": "e2e-session-1",
+            "message": "When should I refer unexplained haemoptysis?",
+            "top_k": 5,
+        },
         headers={"X-Request-ID": rid},
     )
     assert r.status_code == 200, r.text
@@ -140,13 +161,24 @@ def test_history_survives_chat_restart(stack, api: httpx.Client) -> None:  # typ
         ("post", "/api/v1/chat", {"json": {"session_id": "s1", "message": ""}}, 422, "message"),
         ("post", "/api/v1/chat", {"json": {"session_id": "s1", "message": "x" * 20_000}}, 422, "message"),
         ("post", "/api/v1/chat", {"json": {"session_id": "bad id!", "message": "hi"}}, 422, "session_id"),
-        ("post", "/api/v1/chat", {"content": b'{"session_id": "s1", "message": ', "headers": {
-            "content-type": "application/json"}}, 422, None),
+        (
+            "post",
+            "/api/v1/chat",
+            {"content": b'{"session_id": "s1", "message": ', "headers": {"content-type": "application/json"}},
+            422,
+            None,
+        ),
         ("post", "/api/v1/assess", {"json": {"age": 200, "gender": "Male", "symptoms": []}}, 422, "age"),
     ],
 )
-def test_bad_input_gets_a_clear_4xx(api: httpx.Client, method: str, path: str, kwargs: dict, status: int,  # type: ignore[type-arg]
-                                    field: str | None) -> None:
+def test_bad_input_gets_a_clear_4xx(
+    api: httpx.Client,
+    method: str,
+    path: str,
+    kwargs: dict,
+    status: int,  # type: ignore[type-arg]
+    field: str | None,
+) -> None:
     r = getattr(api, method)(path, **kwargs)
     assert r.status_code == status, r.text
     error = r.json()["error"]

@@ -13,8 +13,12 @@ GENERATED = ("retrieval_pb2.py", "retrieval_pb2.pyi", "retrieval_pb2_grpc.py")
 
 def test_regenerating_the_stubs_changes_nothing(tmp_path: Path) -> None:
     env_python = {"PYTHON": sys.executable}
-    subprocess.run(["bash", str(REPO / "scripts/gen_proto.sh"), str(tmp_path)], check=True, cwd=REPO,
-                   env={**env_python, "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        ["bash", str(REPO / "scripts/gen_proto.sh"), str(tmp_path)],
+        check=True,
+        cwd=REPO,
+        env={**env_python, "PATH": "/usr/bin:/bin"},
+    )
     committed = REPO / "libs/ng12_common/src/ng12/retrieval/v1"
     for name in GENERATED:
         fresh = (tmp_path / "ng12/retrieval/v1" / name).read_text(encoding="utf-8")
@@ -24,7 +28,8 @@ def test_regenerating_the_stubs_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_grpcio_tools_is_pinned_to_the_runtime_version() -> None:
-    import grpc
     from importlib.metadata import version
+
+    import grpc
 
     assert version("grpcio-tools") == grpc.__version__

@@ -56,8 +56,10 @@ def test_bad_search_requests_are_invalid_argument(stub, request_kwargs, fragment
 
 def test_one_millisecond_deadline_is_deadline_exceeded(stub) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(grpc.RpcError) as err:
-        stub.Search(pb.SearchRequest(query="a brand new query about lumps", top_k=50, mode=pb.SEARCH_MODE_CHAT),
-                    timeout=0.001)
+        stub.Search(
+            pb.SearchRequest(query="a brand new query about lumps", top_k=50, mode=pb.SEARCH_MODE_CHAT),
+            timeout=0.001,
+        )
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
 
 
@@ -70,6 +72,6 @@ def test_unknown_version_activation_is_not_found(stub) -> None:  # type: ignore[
 def test_list_versions_shows_the_active_one(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
     r = stub.ListIndexVersions(pb.ListIndexVersionsRequest(), timeout=5)
     assert r.active_version == retrieval_server.version
-    active = [v for v in r.versions if v.version == r.active_version][0]
+    active = next(v for v in r.versions if v.version == r.active_version)
     assert active.status == "active" and active.embedding_dim == 384
     assert active.embedder_id.endswith("all-MiniLM-L6-v2")

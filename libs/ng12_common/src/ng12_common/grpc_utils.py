@@ -110,7 +110,9 @@ class ServerObservabilityInterceptor(grpc.aio.ServerInterceptor):
         if handler.stream_unary is not None:
             inner_su = handler.stream_unary
 
-            async def stream_unary(request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+            async def stream_unary(
+                request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext
+            ) -> Any:
                 token = correlation_id.set(rid)
                 start = time.perf_counter()
                 try:

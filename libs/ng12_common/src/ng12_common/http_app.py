@@ -38,7 +38,9 @@ _RID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 log = get_logger("ng12.http")
 
 
-def error_response(status: int, code: str, message: str, fields: list[dict[str, Any]] | None = None) -> JSONResponse:
+def error_response(
+    status: int, code: str, message: str, fields: list[dict[str, Any]] | None = None
+) -> JSONResponse:
     body = ErrorResponse(
         error=ErrorDetail(code=code, message=message, request_id=correlation_id.get(), fields=fields)
     )
@@ -85,7 +87,9 @@ async def _retrieval_handler(_: Request, exc: Exception) -> JSONResponse:
 
 async def _unexpected_handler(_: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled_error", error=repr(exc))
-    return error_response(500, "internal_error", "Unexpected server error; the request id identifies it in logs.")
+    return error_response(
+        500, "internal_error", "Unexpected server error; the request id identifies it in logs."
+    )
 
 
 class AccessLogMiddleware:

@@ -149,7 +149,9 @@ class RetrievalClient:
         return result
 
     async def rollback(self, timeout: float | None = None) -> pb.IndexVersion:
-        result: pb.IndexVersion = await self._call("RollbackIndex", pb.RollbackIndexRequest(), timeout or 30.0)
+        result: pb.IndexVersion = await self._call(
+            "RollbackIndex", pb.RollbackIndexRequest(), timeout or 30.0
+        )
         return result
 
     async def serving(self, timeout: float | None = None) -> bool:

@@ -48,25 +48,37 @@ def _canonical(r: Recommendation) -> pb.CanonicalRecommendation:
         "year_tags": r.year_tags,
     }
     return pb.CanonicalRecommendation(
-        id=r.id, section=r.section, section_title=r.section_title, cancer_site=r.cancer_site, page=r.page,
-        page_end=r.page_end, text=r.text, action=r.action, strength=r.strength, timeframe=r.timeframe,
+        id=r.id,
+        section=r.section,
+        section_title=r.section_title,
+        cancer_site=r.cancer_site,
+        page=r.page,
+        page_end=r.page_end,
+        text=r.text,
+        action=r.action,
+        strength=r.strength,
+        timeframe=r.timeframe,
         metadata=_struct({k: v for k, v in meta.items() if v is not None}),
     )
 
 
 def expected_counts(kb: KnowledgeBase) -> dict[str, int]:
-    counts = Counter(c.doc_type for c in kb.chunks if c.doc_type != "rule_canonical")
+    counts: Counter[str] = Counter(str(c.doc_type) for c in kb.chunks if c.doc_type != "rule_canonical")
     counts["rule_canonical"] = len(kb.recommendations)
     return dict(counts)
 
 
-def _messages(version: str, kb: KnowledgeBase, batch: int, progress: Progress) -> Iterator[pb.UploadChunksRequest]:
+def _messages(
+    version: str, kb: KnowledgeBase, batch: int, progress: Progress
+) -> Iterator[pb.UploadChunksRequest]:
     search_chunks = [c for c in kb.chunks if c.doc_type != "rule_canonical"]
     yield pb.UploadChunksRequest(
         version=version,
         recommendations=[_canonical(r) for r in kb.recommendations],
-        lexicon=[pb.LexiconTerm(concept=e.concept, label=e.label, synonyms=e.synonyms, kind=e.kind)
-                 for e in kb.lexicon],
+        lexicon=[
+            pb.LexiconTerm(concept=e.concept, label=e.label, synonyms=e.synonyms, kind=e.kind)
+            for e in kb.lexicon
+        ],
     )
     total = max(1, len(search_chunks))
     for start in range(0, len(search_chunks), batch):
@@ -74,8 +86,15 @@ def _messages(version: str, kb: KnowledgeBase, batch: int, progress: Progress) -
         yield pb.UploadChunksRequest(
             version=version,
             chunks=[
-                pb.Chunk(id=c.id, doc_type=c.doc_type, text=c.text, page=c.page, section=c.section,
-                         recommendation_ids=c.recommendation_ids, metadata=_struct(c.metadata))
+                pb.Chunk(
+                    id=c.id,
+                    doc_type=c.doc_type,
+                    text=c.text,
+                    page=c.page,
+                    section=c.section,
+                    recommendation_ids=c.recommendation_ids,
+                    metadata=_struct(c.metadata),
+                )
                 for c in part
             ],
         )
@@ -98,13 +117,19 @@ def upload_index(
         md = request_metadata()
         version = stub.BeginIndex(
             pb.BeginIndexRequest(
-                guideline=pb.GuidelineInfo(title=g.title, code=g.code, published=g.published,
-                                           last_updated=g.last_updated, page_count=g.page_count,
-                                           source_sha256=g.source_sha256),
+                guideline=pb.GuidelineInfo(
+                    title=g.title,
+                    code=g.code,
+                    published=g.published,
+                    last_updated=g.last_updated,
+                    page_count=g.page_count,
+                    source_sha256=g.source_sha256,
+                ),
                 expected_counts=expected_counts(kb),
                 description=description,
             ),
-            timeout=30, metadata=md,
+            timeout=30,
+            metadata=md,
         ).version
         log.info("index_build_begun", version=version)
         try:
@@ -130,7 +155,9 @@ def upload_index(
 
 def _abort(stub: pb_grpc.RetrievalStub, version: str, reason: str) -> None:
     try:
-        stub.AbortIndex(pb.AbortIndexRequest(version=version, reason=reason), timeout=10, metadata=request_metadata())
+        stub.AbortIndex(
+            pb.AbortIndexRequest(version=version, reason=reason), timeout=10, metadata=request_metadata()
+        )
     except grpc.RpcError as exc:  # the retrieval side marks interrupted builds failed on restart anyway
         log.warning("abort_failed", version=version, error=repr(exc))
 

@@ -41,8 +41,13 @@ def ingest_pdf(
         kb_dir.mkdir(parents=True, exist_ok=True)
         write_knowledge_base(kb, kb_dir / f"ng12-{kb.guideline.source_sha256[:12]}.json")
     result = upload_index(
-        retrieval_addr, kb, activate=activate, batch_size=batch_size, timeout=timeout,
-        description=f"{pdf_path.name} sha256:{kb.guideline.source_sha256[:12]}", progress=progress,
+        retrieval_addr,
+        kb,
+        activate=activate,
+        batch_size=batch_size,
+        timeout=timeout,
+        description=f"{pdf_path.name} sha256:{kb.guideline.source_sha256[:12]}",
+        progress=progress,
     )
     result["report"] = kb.report.model_dump()
     log.info("ingestion_done", version=result["version"], status=result["status"])

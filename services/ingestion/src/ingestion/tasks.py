@@ -26,8 +26,9 @@ def ingest_pdf(self: Task, pdf_path: str | None = None, activate: bool = True) -
 
     def progress(stage: str, fraction: float) -> None:
         try:
-            self.update_state(task_id=task_id, state="PROGRESS",
-                              meta={"stage": stage, "progress": round(fraction, 3)})
+            self.update_state(
+                task_id=task_id, state="PROGRESS", meta={"stage": stage, "progress": round(fraction, 3)}
+            )
         except Exception as exc:  # noqa: BLE001 - progress reporting must never break an ingestion
             log.warning("progress_not_recorded", stage=stage, error=repr(exc))
 

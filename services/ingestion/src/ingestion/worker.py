@@ -40,7 +40,9 @@ def bootstrap_if_empty(wait_seconds: float = 120.0) -> str | None:
     if not client.set(BOOTSTRAP_LOCK, "1", nx=True, ex=900):
         log.info("bootstrap_skipped", reason="another worker enqueued it")
         return None
-    result = app.send_task("ingestion.ingest_pdf", kwargs={"pdf_path": str(settings.ng12_pdf), "activate": True})
+    result = app.send_task(
+        "ingestion.ingest_pdf", kwargs={"pdf_path": str(settings.ng12_pdf), "activate": True}
+    )
     log.info("bootstrap_enqueued", task_id=result.id, pdf=str(settings.ng12_pdf))
     return str(result.id)
 
@@ -54,10 +56,23 @@ def _on_ready(**_: Any) -> None:
 def run_worker() -> None:
     configure_logging("ingestion-worker", settings.log_level)
     if settings.metrics_port:
-        start_http_server(settings.metrics_port, addr="0.0.0.0" if settings.environment == "production" else "127.0.0.1")
+        start_http_server(
+            settings.metrics_port, addr="0.0.0.0" if settings.environment == "production" else "127.0.0.1"
+        )
     app.worker_main(
-        ["worker", "--loglevel", settings.log_level, "--pool", "solo", "--concurrency", "1",
-         "--hostname", "ingestion@%h", "--without-gossip", "--without-mingle"]
+        [
+            "worker",
+            "--loglevel",
+            settings.log_level,
+            "--pool",
+            "solo",
+            "--concurrency",
+            "1",
+            "--hostname",
+            "ingestion@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ]
     )
 
 

@@ -9,9 +9,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from ng12_common.logs import configure_logging  # noqa: E402
-from ng12_common.settings import load_settings  # noqa: E402
-from retrieval.settings import RetrievalSettings  # noqa: E402
+from ng12_common.logs import configure_logging
+from ng12_common.settings import load_settings
+from retrieval.settings import RetrievalSettings
 
 
 def main() -> None:

@@ -77,7 +77,10 @@ class LocalMiniLM:
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
         with self._lock:
             out = self._model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
                 show_progress_bar=False,
             )
         return np.asarray(out, dtype=np.float32)

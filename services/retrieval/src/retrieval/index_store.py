@@ -113,7 +113,9 @@ class IndexStore:
 
     # --- building -------------------------------------------------------------------------
 
-    async def begin(self, guideline: dict[str, Any], expected: dict[str, int], description: str) -> VersionRecord:
+    async def begin(
+        self, guideline: dict[str, Any], expected: dict[str, int], description: str
+    ) -> VersionRecord:
         async with self._lifecycle:
             version = self.registry.new_version_name()
             record = VersionRecord(
@@ -175,8 +177,12 @@ class IndexStore:
                     embeddings=vectors,
                     documents=[c.text for c in to_embed],
                     metadatas=[
-                        {"doc_type": c.doc_type, "page": c.page, "section": c.section or "",
-                         "recommendation_ids": ",".join(c.recommendation_ids)}
+                        {
+                            "doc_type": c.doc_type,
+                            "page": c.page,
+                            "section": c.section or "",
+                            "recommendation_ids": ",".join(c.recommendation_ids),
+                        }
                         for c in to_embed
                     ],
                 )
@@ -217,14 +223,22 @@ class IndexStore:
             problems.append("no search chunks were uploaded")
         for doc_type, expected in sorted(record.expected_counts.items()):
             if counts.get(doc_type, 0) < expected:
-                problems.append(f"{doc_type}: {counts.get(doc_type, 0)} uploaded, knowledge base has {expected}")
+                problems.append(
+                    f"{doc_type}: {counts.get(doc_type, 0)} uploaded, knowledge base has {expected}"
+                )
         missing = sorted({rid for c in state.chunks for rid in c.recommendation_ids} - set(state.canonical))
         if missing and state.canonical:
-            problems.append(f"chunks reference recommendations with no canonical text: {', '.join(missing[:10])}")
+            problems.append(
+                f"chunks reference recommendations with no canonical text: {', '.join(missing[:10])}"
+            )
         elif missing:
-            problems.append(f"chunks reference {len(missing)} recommendations but no canonical texts were uploaded")
+            problems.append(
+                f"chunks reference {len(missing)} recommendations but no canonical texts were uploaded"
+            )
         if record.embedder_id != self.embedder.embedder_id:
-            problems.append(f"embedder mismatch: built with {record.embedder_id}, serving {self.embedder.embedder_id}")
+            problems.append(
+                f"embedder mismatch: built with {record.embedder_id}, serving {self.embedder.embedder_id}"
+            )
         return problems
 
     async def abort(self, version: str, reason: str) -> VersionRecord:
@@ -250,7 +264,8 @@ class IndexStore:
                 raise IndexError_("not_found", f"unknown index version {version!r}")
             if record.status not in ("ready", "retired", "active"):
                 raise IndexError_(
-                    "precondition", f"index version {version} is {record.status}; only ready versions activate"
+                    "precondition",
+                    f"index version {version} is {record.status}; only ready versions activate",
                 )
             if record.embedder_id != self.embedder.embedder_id:
                 raise IndexError_(
@@ -289,7 +304,10 @@ class IndexStore:
         order = [c["id"] for c in chunks_raw]
         collection = self.client.get_collection(record.collection_name)
         got = collection.get(ids=order, include=["embeddings"])
-        by_id = dict(zip(got["ids"], got["embeddings"], strict=True))
+        embeddings = got["embeddings"]
+        if embeddings is None or len(got["ids"]) != len(order):
+            raise RuntimeError(f"index {record.version}: Chroma collection is missing embeddings")
+        by_id = dict(zip(got["ids"], list(embeddings), strict=True))
         matrix = np.asarray([by_id[i] for i in order], dtype=np.float32)
         from retrieval.convert import canonical_from_dict
         from retrieval.search import QueryNormaliser

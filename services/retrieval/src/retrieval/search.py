@@ -112,8 +112,9 @@ def run_search(serving: ServingIndex, embedder: CachedQueryEmbedder, p: SearchPa
         if p.doc_types:
             where = {"doc_type": {"$in": list(p.doc_types)}}
         n = min(fetch_k * 2 if (p.sections or p.recommendation_ids) else fetch_k, len(serving.order))
-        dense = serving.collection.query(query_embeddings=[qv.tolist()], n_results=max(n, 1), where=where,
-                                         include=["distances"])
+        dense = serving.collection.query(
+            query_embeddings=[qv.tolist()], n_results=max(n, 1), where=where, include=["distances"]
+        )
         rank = 0
         for cid in dense["ids"][0]:
             chunk = serving.chunks.get(cid)

@@ -47,7 +47,9 @@ async def serve(settings: RetrievalSettings) -> None:
     if server.add_insecure_port(address) == 0:
         raise SystemExit(f"retrieval: cannot listen on {address} (GRPC_HOST/GRPC_PORT)")
     if settings.metrics_port:
-        start_http_server(settings.metrics_port, addr="0.0.0.0" if settings.grpc_host == "0.0.0.0" else "127.0.0.1")
+        start_http_server(
+            settings.metrics_port, addr="0.0.0.0" if settings.grpc_host == "0.0.0.0" else "127.0.0.1"
+        )
     await server.start()
     await servicer.publish_health()
     log.info(

@@ -8,7 +8,8 @@ index, wrong lifecycle state, embedder mismatch).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2
@@ -29,10 +30,13 @@ _CODES = {
 }
 _MODES = {pb.SEARCH_MODE_ASSESSMENT: "assessment", pb.SEARCH_MODE_CHAT: "chat"}
 SERVICE_NAME = "ng12.retrieval.v1.Retrieval"
+T = TypeVar("T")
 
 
 class RetrievalServicer(pb_grpc.RetrievalServicer):
-    def __init__(self, store: IndexStore, embedder: CachedQueryEmbedder, health: health_aio.HealthServicer) -> None:
+    def __init__(
+        self, store: IndexStore, embedder: CachedQueryEmbedder, health: health_aio.HealthServicer
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.health = health
@@ -41,7 +45,9 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
 
     async def publish_health(self) -> None:
         serving = self.store.serving
-        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        status = (
+            health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
         await self.health.set("", status)
         await self.health.set(SERVICE_NAME, status)
         ACTIVE_INDEX.set(int(serving.record.version.lstrip("v")) if serving else 0)
@@ -66,9 +72,10 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
             )
         return serving
 
-    async def _lifecycle(self, context: grpc.aio.ServicerContext, fn: Callable[[], object]) -> object:
+    async def _lifecycle(self, context: grpc.aio.ServicerContext, operation: Awaitable[T]) -> T:
+        """Await an index-store operation, turning its refusal into the matching status code."""
         try:
-            return await fn()  # type: ignore[misc]
+            return await operation
         except IndexError_ as exc:
             await context.abort(_CODES[exc.kind], exc.message)
             raise  # unreachable: abort raises
@@ -127,7 +134,9 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         ids = list(request.ids) or sorted(serving.canonical, key=_rec_sort_key)
         missing = [i for i in ids if i not in serving.canonical]
         if missing:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown recommendation id(s): {', '.join(missing)}")
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"unknown recommendation id(s): {', '.join(missing)}"
+            )
         return pb.GetRecommendationsResponse(
             recommendations=[serving.canonical_pb[i] for i in ids],
             index_version=serving.record.version,
@@ -136,12 +145,14 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
 
     # --- index lifecycle -----------------------------------------------------------------------
 
-    async def BeginIndex(self, request: pb.BeginIndexRequest, context: grpc.aio.ServicerContext) -> pb.IndexVersion:
+    async def BeginIndex(
+        self, request: pb.BeginIndexRequest, context: grpc.aio.ServicerContext
+    ) -> pb.IndexVersion:
         guideline = convert.json_format.MessageToDict(request.guideline, preserving_proto_field_name=True)
         record = await self._lifecycle(
-            context, lambda: self.store.begin(guideline, dict(request.expected_counts), request.description)
+            context, self.store.begin(guideline, dict(request.expected_counts), request.description)
         )
-        return convert.version_to_pb(record)  # type: ignore[arg-type]
+        return convert.version_to_pb(record)
 
     async def UploadChunks(
         self, request_iterator: AsyncIterator[pb.UploadChunksRequest], context: grpc.aio.ServicerContext
@@ -150,41 +161,49 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         n_chunks = n_recs = 0
         async for message in request_iterator:
             if not message.version:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "every upload message must name its version")
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, "every upload message must name its version"
+                )
             if version and message.version != version:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "one upload stream serves one version")
             version = message.version
             chunks = [convert.chunk_from_pb(c) for c in message.chunks]
             recs = [convert.canonical_to_dict(r) for r in message.recommendations]
             lexicon = [convert.lexicon_to_dict(t) for t in message.lexicon]
-            await self._lifecycle(context, lambda c=chunks, r=recs, lx=lexicon: self.store.add(version, c, r, lx))
+            await self._lifecycle(context, self.store.add(version, chunks, recs, lexicon))
             n_chunks += len(chunks)
             n_recs += len(recs)
-        return pb.UploadChunksResponse(version=version, chunks_received=n_chunks, recommendations_received=n_recs)
+        return pb.UploadChunksResponse(
+            version=version, chunks_received=n_chunks, recommendations_received=n_recs
+        )
 
     async def FinishIndex(
         self, request: pb.FinishIndexRequest, context: grpc.aio.ServicerContext
     ) -> pb.FinishIndexResponse:
-        record, problems = await self._lifecycle(context, lambda: self.store.finish(request.version))  # type: ignore[misc]
-        return pb.FinishIndexResponse(version=convert.version_to_pb(record), valid=not problems, problems=problems)
+        record, problems = await self._lifecycle(context, self.store.finish(request.version))
+        return pb.FinishIndexResponse(
+            version=convert.version_to_pb(record), valid=not problems, problems=problems
+        )
 
-    async def AbortIndex(self, request: pb.AbortIndexRequest, context: grpc.aio.ServicerContext) -> pb.IndexVersion:
-        record = await self._lifecycle(context, lambda: self.store.abort(request.version, request.reason))
-        return convert.version_to_pb(record)  # type: ignore[arg-type]
+    async def AbortIndex(
+        self, request: pb.AbortIndexRequest, context: grpc.aio.ServicerContext
+    ) -> pb.IndexVersion:
+        record = await self._lifecycle(context, self.store.abort(request.version, request.reason))
+        return convert.version_to_pb(record)
 
     async def ActivateIndex(
         self, request: pb.ActivateIndexRequest, context: grpc.aio.ServicerContext
     ) -> pb.IndexVersion:
-        record = await self._lifecycle(context, lambda: self.store.activate(request.version))
+        record = await self._lifecycle(context, self.store.activate(request.version))
         await self.publish_health()
-        return convert.version_to_pb(record)  # type: ignore[arg-type]
+        return convert.version_to_pb(record)
 
     async def RollbackIndex(
         self, request: pb.RollbackIndexRequest, context: grpc.aio.ServicerContext
     ) -> pb.IndexVersion:
-        record = await self._lifecycle(context, self.store.rollback)
+        record = await self._lifecycle(context, self.store.rollback())
         await self.publish_health()
-        return convert.version_to_pb(record)  # type: ignore[arg-type]
+        return convert.version_to_pb(record)
 
     async def ListIndexVersions(
         self, request: pb.ListIndexVersionsRequest, context: grpc.aio.ServicerContext
