@@ -75,3 +75,24 @@ def test_list_versions_shows_the_active_one(stub, retrieval_server) -> None:  # 
     active = next(v for v in r.versions if v.version == r.active_version)
     assert active.status == "active" and active.embedding_dim == 384
     assert active.embedder_id.endswith("all-MiniLM-L6-v2")
+
+
+def test_lexicon_is_served_for_query_understanding(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
+    r = stub.GetLexicon(pb.GetLexiconRequest(), timeout=5)
+    assert r.index_version == retrieval_server.version
+    by_concept = {t.concept: t for t in r.terms}
+    assert "haemoptysis" in by_concept
+    assert any("hemoptysis" in s.lower() for s in by_concept["haemoptysis"].synonyms)
+
+
+def test_recommendations_by_id_are_verbatim_with_metadata(stub) -> None:  # type: ignore[no-untyped-def]
+    r = stub.GetRecommendations(pb.GetRecommendationsRequest(ids=["1.1.1"]), timeout=5)
+    (rec,) = r.recommendations
+    assert rec.page == 9 and rec.action == "suspected_cancer_pathway_referral"
+    assert "aged 40 and over with unexplained haemoptysis" in rec.text
+    assert rec.metadata["criteria_status"] == "curated"
+    every = stub.GetRecommendations(pb.GetRecommendationsRequest(), timeout=5)
+    assert len(every.recommendations) == 109
+    with pytest.raises(grpc.RpcError) as err:
+        stub.GetRecommendations(pb.GetRecommendationsRequest(ids=["9.9.9"]), timeout=5)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND

@@ -23,7 +23,7 @@ from ng12_common.metrics import GRPC_SERVER_LATENCY, GRPC_SERVER_REQUESTS
 log = get_logger("ng12.grpc")
 
 RETRIEVAL_SERVICE = "ng12.retrieval.v1.Retrieval"
-IDEMPOTENT_READS = ("Search", "GetRecommendations", "ListIndexVersions", "GetActiveIndex")
+IDEMPOTENT_READS = ("Search", "GetRecommendations", "GetLexicon", "ListIndexVersions", "GetActiveIndex")
 
 
 def request_metadata() -> tuple[tuple[str, str], ...]:

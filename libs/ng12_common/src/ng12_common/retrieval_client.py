@@ -132,6 +132,11 @@ class RetrievalClient:
     async def get_recommendations(self, ids: Sequence[str] = (), timeout: float | None = None) -> Any:
         return await self._call("GetRecommendations", pb.GetRecommendationsRequest(ids=list(ids)), timeout)
 
+    async def get_lexicon(self, timeout: float | None = None) -> pb.GetLexiconResponse:
+        """The active index's lexicon: concept, kind, guideline label and synonyms per term."""
+        result: pb.GetLexiconResponse = await self._call("GetLexicon", pb.GetLexiconRequest(), timeout)
+        return result
+
     async def active_index(self, timeout: float | None = None) -> pb.IndexVersion:
         result: pb.IndexVersion = await self._call("GetActiveIndex", pb.GetActiveIndexRequest(), timeout)
         return result

@@ -143,6 +143,23 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
             guideline=convert.guideline_to_pb(serving.record.guideline),
         )
 
+    async def GetLexicon(
+        self, request: pb.GetLexiconRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetLexiconResponse:
+        serving = await self._serving(context)
+        return pb.GetLexiconResponse(
+            terms=[
+                pb.LexiconTerm(
+                    concept=str(t.get("concept", "")),
+                    label=str(t.get("label", "")),
+                    synonyms=[str(x) for x in t.get("synonyms", [])],
+                    kind=str(t.get("kind", "")),
+                )
+                for t in serving.lexicon
+            ],
+            index_version=serving.record.version,
+        )
+
     # --- index lifecycle -----------------------------------------------------------------------
 
     async def BeginIndex(

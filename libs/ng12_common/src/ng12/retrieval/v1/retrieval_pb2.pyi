@@ -325,3 +325,15 @@ class ListIndexVersionsResponse(_message.Message):
 class GetActiveIndexRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class GetLexiconRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetLexiconResponse(_message.Message):
+    __slots__ = ("terms", "index_version")
+    TERMS_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    terms: _containers.RepeatedCompositeFieldContainer[LexiconTerm]
+    index_version: str
+    def __init__(self, terms: _Optional[_Iterable[_Union[LexiconTerm, _Mapping]]] = ..., index_version: _Optional[str] = ...) -> None: ...

@@ -45,6 +45,11 @@ class RetrievalStub:
                 request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetRecommendationsRequest.SerializeToString,
                 response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetRecommendationsResponse.FromString,
                 _registered_method=True)
+        self.GetLexicon = channel.unary_unary(
+                '/ng12.retrieval.v1.Retrieval/GetLexicon',
+                request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconRequest.SerializeToString,
+                response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconResponse.FromString,
+                _registered_method=True)
         self.BeginIndex = channel.unary_unary(
                 '/ng12.retrieval.v1.Retrieval/BeginIndex',
                 request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.BeginIndexRequest.SerializeToString,
@@ -100,6 +105,13 @@ class RetrievalServicer:
 
     def GetRecommendations(self, request, context):
         """Canonical (verbatim) recommendations by id; all of them when no id is given.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLexicon(self, request, context):
+        """The symptom lexicon of the active index (concepts, guideline wording, synonyms).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -167,6 +179,11 @@ def add_RetrievalServicer_to_server(servicer, server):
                     servicer.GetRecommendations,
                     request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetRecommendationsRequest.FromString,
                     response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetRecommendationsResponse.SerializeToString,
+            ),
+            'GetLexicon': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLexicon,
+                    request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconRequest.FromString,
+                    response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconResponse.SerializeToString,
             ),
             'BeginIndex': grpc.unary_unary_rpc_method_handler(
                     servicer.BeginIndex,
@@ -264,6 +281,33 @@ class Retrieval:
             '/ng12.retrieval.v1.Retrieval/GetRecommendations',
             ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetRecommendationsRequest.SerializeToString,
             ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetRecommendationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLexicon(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ng12.retrieval.v1.Retrieval/GetLexicon',
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconRequest.SerializeToString,
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconResponse.FromString,
             options,
             channel_credentials,
             insecure,
