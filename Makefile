@@ -33,6 +33,9 @@ bench: $(STAMP) ## benchmarks: print numbers, no pass/fail
 eval-dev: $(STAMP) ## score the development cases in ../shared/eval-dev
 	$(PY) bench/eval_dev.py
 
+eval-retrieval: $(STAMP) ## recall@k / MRR of retrieval configurations on the development cases
+	$(PY) bench/eval_retrieval.py
+
 compose-check: $(STAMP)
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.compose-spec deploy/docker-compose.yml
 

@@ -23,6 +23,7 @@ def find_pdf() -> Path:
     candidates = [
         os.environ.get("NG12_PDF", ""),
         str(REPO.parent / "shared/ng12/ng12.pdf"),
+        "/work/shared/ng12/ng12.pdf",
         str(REPO / "data/ng12.pdf"),
     ]
     for c in candidates:

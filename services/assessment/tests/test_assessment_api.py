@@ -72,3 +72,28 @@ def test_request_id_is_echoed(offline_client: TestClient) -> None:
     reply = offline_client.get("/patients/PT-999", headers={"X-Request-ID": "req-abc-123"})
     assert reply.headers["X-Request-ID"] == "req-abc-123"
     assert reply.json()["error"]["request_id"] == "req-abc-123"
+
+
+def test_bad_records_are_422_naming_the_field(offline_client: TestClient) -> None:
+    cases = [
+        ({"age": -1, "gender": "Male", "symptoms": []}, "age"),
+        ({"age": 200, "gender": "Male", "symptoms": []}, "age"),
+        ({"age": 50, "gender": "Male"}, "symptoms"),
+        ({"age": "fifty", "gender": "Male", "symptoms": []}, "age"),
+        ({"age": 50, "gender": "Male", "symptoms": [1, 2]}, "symptoms"),
+        ({"age": 50, "gender": "Male", "symptoms": [], "test_results": ["fit", 12]}, "test_results"),
+    ]
+    for body, field in cases:
+        reply = offline_client.post("/assess", json=body)
+        assert reply.status_code == 422, body
+        error = reply.json()["error"]
+        assert any(f["field"].split(".")[0] == field for f in error["fields"]), (body, error)
+        assert field in error["message"], error["message"]
+
+
+def test_retrieval_down_says_the_engine_needs_the_guideline(offline_client: TestClient) -> None:
+    start = time.perf_counter()
+    reply = offline_client.post("/assess", json={"age": 50, "gender": "Male", "symptoms": []})
+    assert time.perf_counter() - start < 3.0
+    assert reply.status_code == 503
+    assert "needs the NG12 guideline knowledge" in reply.json()["error"]["message"]

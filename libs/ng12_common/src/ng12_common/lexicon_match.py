@@ -109,6 +109,7 @@ _EXPLAINED_BY = re.compile(
     r"\b(due to|caused by|explained by|secondary to|attributed to|because of)\b|(?<!un)\bexplained\b"
 )
 _LATERAL = re.compile(r"\b(one|single) (nipple|breast|side)\b|\b(unilateral|left|right)\b")
+_SUGGEST = re.compile(r"\bsuggest(?:s|ing|ive of)\b")
 _SEGMENT_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|\bbut\b|\bplus\b|\balso\b)\s*")
 
 
@@ -130,6 +131,7 @@ def normalise_phrase(text: str, keep_stop_words: bool = False) -> str:
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
     t = t.replace("\u2019", "'").replace("'s ", " ").replace("'", "")
     t = re.sub(r"[^a-z0-9.,;]+", " ", t)
+    t = _SUGGEST.sub("suggest", t)  # "X suggests Y" and "results suggest Y" say the same
     t = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", t)  # keep decimal points only
     t = re.sub(r"\s*([,;])\s*", r" \1 ", t)
     words = [w for w in t.split() if keep_stop_words or w not in _STOP]
@@ -397,6 +399,8 @@ def _add_test_result(
         return
     phrase = f"{key_words} {value}"
     matches = [m for m in match_concepts(phrase, lexicon) if m.kind != "test"]
+    if not matches and isinstance(value, str):  # {"serum_protein_electrophoresis": "suggests myeloma"}
+        matches = [m for m in match_concepts(f"results {value}", lexicon) if m.kind != "test"]
     if not matches:
         unrecognised.append(f"{key}: {value}")
     for m in matches:

@@ -99,13 +99,30 @@ class MatchedRecommendation(BaseModel):
     strength: str = ""
     cancer_site: str = ""
     criteria_met: list[str] = Field(default_factory=list)
-    text: str
+    text: str  # verbatim canonical NG12 text
     page: int
+    provisional: list[str] = Field(default_factory=list)  # judgement calls the match relies on
 
 
 class NearMiss(BaseModel):
     recommendation_id: str
     missing: list[str]
+
+
+class UnusedTestResult(BaseModel):
+    """A `test_results` entry the engine did not use, and why."""
+
+    key: str
+    value: Any = None
+    reason: str
+
+
+class ReviewItem(BaseModel):
+    """Something a clinician should check: a judgement call, or an LLM claim the engine did not make."""
+
+    kind: Literal["provisional_judgement", "llm_unsupported_claim"]
+    recommendation_id: str | None = None
+    detail: str
 
 
 class Assessment(BaseModel):
@@ -119,7 +136,9 @@ class Assessment(BaseModel):
     safety_netting: list[str] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
     unrecognised: list[str] = Field(default_factory=list)
-    engine: str = "retrieval-only"
+    unused_test_results: list[UnusedTestResult] = Field(default_factory=list)
+    needs_review: list[ReviewItem] = Field(default_factory=list)
+    engine: str = "retrieval-only"  # "rules" or "rules+llm"
 
 
 class AssessmentResponse(BaseModel):
@@ -153,6 +172,7 @@ class ChatResponse(BaseModel):
     query: ChatQuery
     topic: str | None = None
     guideline: GuidelineRef
+    clinical_summary: dict[str, Any] | None = None  # what the question says about the patient
 
 
 class ChatTurn(BaseModel):

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from assessment.errors import install_error_handlers
 from assessment.graph import AssessmentRunner
+from assessment.llm import GeminiSteps, GenaiClient, make_client
 from assessment.patients import JsonPatientStore, PatientStore
 from assessment.routes import router
 from assessment.settings import AssessmentSettings
@@ -18,8 +19,13 @@ from ng12_common.retrieval_client import RetrievalClient
 SERVICE = "assessment"
 
 
-def create_app(settings: AssessmentSettings, store: PatientStore | None = None) -> FastAPI:
-    """The app; the patient store is loaded at startup (fail fast) unless one is given."""
+def create_app(
+    settings: AssessmentSettings, store: PatientStore | None = None, genai_client: GenaiClient | None = None
+) -> FastAPI:
+    """The app; the patient store is loaded at startup (fail fast) unless one is given.
+
+    The LLM steps run only when settings enable Gemini (or a client is given, as tests do).
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -28,7 +34,9 @@ def create_app(settings: AssessmentSettings, store: PatientStore | None = None) 
             settings.retrieval_addr, timeout_seconds=settings.retrieval_timeout_seconds
         )
         app.state.patient_store = patients
-        app.state.runner = AssessmentRunner(patients, retrieval)
+        client = genai_client if genai_client is not None else make_client(settings)
+        llm = GeminiSteps(client, settings.gemini_model, settings.llm_timeout_seconds) if client else None
+        app.state.runner = AssessmentRunner(patients, retrieval, llm)
 
         async def retrieval_ready() -> str | None:
             ok = await retrieval.serving()

@@ -14,6 +14,16 @@ class PatientNotFound(Exception):
         self.patient_id = patient_id
 
 
+class AssessmentUnavailable(Exception):
+    """The engine cannot assess without the guideline knowledge (retrieval down or unusable index)."""
+
+    def __init__(self, code: str, message: str, status: int = 503) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+
+
 async def _patient_not_found(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, PatientNotFound)
     return error_response(
@@ -24,5 +34,11 @@ async def _patient_not_found(_: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def _unavailable(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AssessmentUnavailable)
+    return error_response(exc.status, exc.code, exc.message)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(PatientNotFound, _patient_not_found)
+    app.add_exception_handler(AssessmentUnavailable, _unavailable)

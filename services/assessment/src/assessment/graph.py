@@ -3,9 +3,14 @@
     fetch_patient -> retrieve_guidelines -> assess_risk -> END
           \\________________\\__________-> handle_error -> END   (on error)
 
-Walking skeleton: `assess_risk` does not judge yet (top_action "not_assessed", engine
-"retrieval-only"); the retrieved NG12 passages become the citations. The deterministic
-criteria engine later replaces `assess_risk` without changing the graph's edges.
+- fetch_patient: the record in the body, or the patient store (through Gemini's
+  `get_patient_data` tool call when an LLM is configured; a direct lookup otherwise or when that
+  fails).
+- retrieve_guidelines: retrieval Search in assessment mode (conditions + findings, patient profile)
+  for supporting passages, and the guideline knowledge (criteria, lexicon) of the index version
+  that answered, cached per version.
+- assess_risk: the deterministic engine decides; an LLM, when configured, only writes `reasoning`.
+- handle_error: every failure becomes a typed error (404, 503), never an unhandled 500.
 """
 
 from __future__ import annotations
@@ -15,20 +20,32 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from assessment.errors import PatientNotFound
+from assessment.engine import EngineOutcome, assess
+from assessment.errors import AssessmentUnavailable, PatientNotFound
+from assessment.knowledge import GuidelineKnowledge, KnowledgeCache, KnowledgeUnavailable, RecInfo
+from assessment.llm import GeminiSteps, LlmFailed
+from assessment.narrative import llm_payload, rules_reasoning
 from assessment.patients import PatientStore
 from assessment.profile import search_profile, symptom_query
 from ng12_common.citations import guideline_ref, hits_to_citations
 from ng12_common.logs import get_logger
-from ng12_common.models import Assessment, AssessmentResponse, Citation, GuidelineRef, Patient, PatientRecord
+from ng12_common.models import (
+    Assessment,
+    AssessmentResponse,
+    Citation,
+    GuidelineRef,
+    Patient,
+    PatientRecord,
+    ReviewItem,
+)
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 
 log = get_logger("assessment.graph")
 
 SEARCH_TOP_K = 8
-NOT_ASSESSED_REASONING = (
-    "Criteria evaluation is not available yet: no NG12 recommendation has been judged met or unmet. "
-    "The citations are the NG12 passages retrieved for this patient's symptoms and profile."
+KNOWLEDGE_NEEDED = (
+    "The assessment engine needs the NG12 guideline knowledge (recommendations, criteria and lexicon) "
+    "from the retrieval service and cannot assess without it. "
 )
 
 
@@ -38,6 +55,7 @@ class AssessmentState(TypedDict, total=False):
     patient: Patient | PatientRecord
     citations: list[Citation]
     guideline: GuidelineRef
+    knowledge: GuidelineKnowledge
     assessment: Assessment
     error: Exception | None
 
@@ -49,13 +67,59 @@ def _route(next_node: str) -> Any:
     return decide
 
 
-def build_graph(store: PatientStore, retrieval: RetrievalClient) -> CompiledStateGraph[Any, Any, Any, Any]:
+def rec_citation(rec: RecInfo) -> Citation:
+    return Citation(
+        recommendation_id=rec.id,
+        section=rec.section,
+        page=rec.page,
+        chunk_id=f"ng12:rec:{rec.id}",
+        excerpt=rec.text,
+        doc_type="rule_canonical",
+    )
+
+
+def build_citations(outcome: EngineOutcome, retrieved: list[Citation]) -> list[Citation]:
+    """Matched recommendations first, then safety netting (when nothing is met), then supporting
+    retrieved passages; a retrieved recommendation whose criteria the engine found unmet is left
+    out so that no citation presents it as applicable."""
+    out = [rec_citation(r) for r in [*outcome.matched_recs, *outcome.safety_netting]]
+    seen = {c.chunk_id for c in out}
+    for c in retrieved:
+        if c.chunk_id in seen or (c.recommendation_id and c.recommendation_id in outcome.unmet_ids):
+            continue
+        seen.add(c.chunk_id)
+        out.append(c)
+    return out
+
+
+def _unavailable(exc: Exception) -> AssessmentUnavailable:
+    if isinstance(exc, RetrievalError):
+        return AssessmentUnavailable(exc.code, KNOWLEDGE_NEEDED + exc.message, status=exc.status)
+    return AssessmentUnavailable("guideline_knowledge_unavailable", KNOWLEDGE_NEEDED + str(exc))
+
+
+def build_graph(
+    store: PatientStore,
+    retrieval: RetrievalClient,
+    knowledge: KnowledgeCache,
+    llm: GeminiSteps | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
     async def fetch_patient(state: AssessmentState) -> dict[str, Any]:
         record = state.get("record")
         if record is not None:
             return {"patient": record}
         patient_id = state.get("patient_id") or ""
-        patient = store.get(patient_id)
+        lookup_id = patient_id
+        if llm is not None:
+            try:
+                asked = await llm.fetch_patient_id(patient_id)
+                if asked != patient_id:
+                    raise LlmFailed(f"the tool call asked for {asked!r}, not {patient_id!r}")
+                lookup_id = asked
+                log.info("patient_fetched_by_tool", patient_id=patient_id)
+            except LlmFailed as exc:
+                log.warning("patient_tool_fallback", error=str(exc))
+        patient = store.get(lookup_id)
         if patient is None:
             return {"error": PatientNotFound(patient_id)}
         return {"patient": patient}
@@ -64,28 +128,68 @@ def build_graph(store: PatientStore, retrieval: RetrievalClient) -> CompiledStat
         patient = state["patient"]
         query = symptom_query(patient)
         try:
-            if not query:  # nothing to search for; still say which guideline version is served
+            if query:
+                found = await retrieval.search(
+                    query, top_k=SEARCH_TOP_K, mode="assessment", patient=search_profile(patient)
+                )
+                citations = hits_to_citations(found.hits)
+                version, guideline = found.index_version, guideline_ref(found.guideline, found.index_version)
+            else:  # nothing to search for; the engine still needs the knowledge of the active index
                 active = await retrieval.active_index()
-                return {"citations": [], "guideline": guideline_ref(active.guideline, active.version)}
-            found = await retrieval.search(
-                query, top_k=SEARCH_TOP_K, mode="assessment", patient=search_profile(patient)
-            )
-        except RetrievalError as exc:
-            return {"error": exc}
-        return {
-            "citations": hits_to_citations(found.hits),
-            "guideline": guideline_ref(found.guideline, found.index_version),
-        }
+                citations, version = [], active.version
+                guideline = guideline_ref(active.guideline, active.version)
+            known = await knowledge.get(version)
+        except (RetrievalError, KnowledgeUnavailable) as exc:
+            return {"error": _unavailable(exc)}
+        return {"citations": citations, "guideline": guideline, "knowledge": known}
 
     async def assess_risk(state: AssessmentState) -> dict[str, Any]:
-        return {
-            "assessment": Assessment(
-                top_action="not_assessed",
-                risk_level="not_assessed",
-                engine="retrieval-only",
-                reasoning=NOT_ASSESSED_REASONING,
-            )
-        }
+        record = state["patient"]
+        known = state["knowledge"]
+        try:
+            outcome = assess(record, known)
+        except Exception as exc:  # a defect must still answer with a typed error
+            log.exception("engine_failed", error=repr(exc))
+            return {
+                "error": AssessmentUnavailable(
+                    "assessment_engine_error", f"The criteria engine failed on this record: {exc}"
+                )
+            }
+        reasoning = rules_reasoning(outcome, known.index_version)
+        engine = "rules"
+        review = list(outcome.needs_review)
+        if llm is not None:
+            try:
+                narrative = await llm.narrate(llm_payload(record, outcome))
+                reasoning, engine = narrative.reasoning, "rules+llm"
+                matched = set(outcome.matched_ids)
+                for rid in sorted(set(narrative.cited_recommendation_ids) - matched):
+                    review.append(
+                        ReviewItem(
+                            kind="llm_unsupported_claim",
+                            recommendation_id=rid,
+                            detail=f"the narrative cites {rid}, which the criteria engine did not match; "
+                            "it is not added to the matched recommendations",
+                        )
+                    )
+            except LlmFailed as exc:
+                log.warning("narrative_fallback", error=str(exc))
+        assessment = Assessment(
+            top_action=outcome.top_action,  # type: ignore[arg-type]
+            risk_level=outcome.risk_level,
+            cancer_types=outcome.cancer_types,
+            recommended_action=outcome.recommended_action,
+            reasoning=reasoning,
+            matched_recommendations=outcome.matched,
+            near_misses=outcome.near_misses,
+            safety_netting=[r.text for r in outcome.safety_netting],
+            assumptions=outcome.assumptions,
+            unrecognised=outcome.unrecognised,
+            unused_test_results=outcome.unused_test_results,
+            needs_review=review,
+            engine=engine,
+        )
+        return {"assessment": assessment, "citations": build_citations(outcome, state.get("citations", []))}
 
     async def handle_error(state: AssessmentState) -> dict[str, Any]:
         error = state.get("error")
@@ -102,7 +206,7 @@ def build_graph(store: PatientStore, retrieval: RetrievalClient) -> CompiledStat
         "fetch_patient", _route("retrieve_guidelines"), ["retrieve_guidelines", "handle_error"]
     )
     graph.add_conditional_edges("retrieve_guidelines", _route("assess_risk"), ["assess_risk", "handle_error"])
-    graph.add_edge("assess_risk", END)
+    graph.add_conditional_edges("assess_risk", _route(END), [END, "handle_error"])
     graph.add_edge("handle_error", END)
     return graph.compile()
 
@@ -110,8 +214,15 @@ def build_graph(store: PatientStore, retrieval: RetrievalClient) -> CompiledStat
 class AssessmentRunner:
     """Runs the graph for one request and turns its final state into a response (or raises)."""
 
-    def __init__(self, store: PatientStore, retrieval: RetrievalClient) -> None:
-        self._graph = build_graph(store, retrieval)
+    def __init__(
+        self,
+        store: PatientStore,
+        retrieval: RetrievalClient,
+        llm: GeminiSteps | None = None,
+        knowledge: KnowledgeCache | None = None,
+    ) -> None:
+        self.knowledge = knowledge or KnowledgeCache(retrieval)
+        self._graph = build_graph(store, retrieval, self.knowledge, llm)
 
     async def run(
         self, patient_id: str | None = None, record: PatientRecord | None = None

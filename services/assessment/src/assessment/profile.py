@@ -49,5 +49,5 @@ def search_profile(record: PatientRecord) -> dict[str, Any]:
 
 
 def symptom_query(record: PatientRecord) -> str:
-    """The retrieval query for an assessment: the symptoms, joined."""
-    return ", ".join(s.strip() for s in record.symptoms if s.strip())
+    """The retrieval query for an assessment: the presenting conditions, then the findings, joined."""
+    return ", ".join(s.strip() for s in [*record.symptoms, *record.exam_findings] if s.strip())

@@ -15,3 +15,10 @@ class AssessmentSettings(ServiceSettings):
     retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")
     patients_file: Path = Path("data/patients.json")
     retrieval_timeout_seconds: float = Field(default=3.0, gt=0, le=60)
+    # Gemini on Vertex AI (google-genai). Off unless GEMINI_ENABLED and VERTEX_PROJECT are set;
+    # it only writes the narrative and fetches the patient through a tool call, never decides.
+    gemini_enabled: bool = False
+    vertex_project: str = ""
+    vertex_location: str = "europe-west2"
+    gemini_model: str = "gemini-2.5-flash"
+    llm_timeout_seconds: float = Field(default=8.0, gt=0, le=120)

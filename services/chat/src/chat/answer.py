@@ -1,28 +1,194 @@
-"""The extractive placeholder answer: the retrieved NG12 passages quoted verbatim, cited.
+"""Answer composition without an LLM: extractive answers quoted verbatim, and fixed replies.
 
-Nothing is said that is not in the guideline text; later issues add guardrails, an
-extractive sentence selector and an optional LLM narrative behind the same function.
+An extractive answer has a one-line lead built from the recommendations' structure (which
+were met for the patient described, age thresholds not met, the actions), then the selected
+recommendations grouped by cancer site and action, each quoted verbatim with its tag
+"[NG12 1.1.1, p.9]". Nothing else is stated. Every reply ends with the disclaimer.
 """
 
 from __future__ import annotations
 
-from ng12_common.models import Citation, Grounding
+import re
+from collections import OrderedDict
+
+from chat.knowledge import Rec
+from chat.selection import Selection
+from ng12_common.models import Citation
 
 DISCLAIMER = "Guideline information to support clinical judgement; not a diagnosis or a referral decision."
-NO_ANSWER = (
-    "I could not find a passage in NG12 that answers this question, so I cannot answer it from the guideline."
+NO_ANSWER = "I couldn't find support in NG12 for that, so I can't answer it from the guideline."
+REPHRASE = (
+    "Try rephrasing with the symptom, sign or finding and the patient's age (for example "
+    "\"unexplained haemoptysis, aged 45: when to refer?\"), or name the cancer site."
 )
+SCOPE = (
+    "NG12 covers recognising symptoms and signs that could be cancer and when to refer or investigate "
+    "in primary care (suspected cancer pathway referrals, urgent tests, safety netting). It does not "
+    "cover treatment, drug doses, prognosis or other guidelines."
+)
+ACTION_LABELS = {
+    "immediate_referral": "immediate referral",
+    "very_urgent_referral": "very urgent referral (within 48 hours)",
+    "very_urgent_investigation": "very urgent investigation (within 48 hours)",
+    "suspected_cancer_pathway_referral": "suspected cancer pathway referral",
+    "urgent_investigation": "urgent investigation (within 2 weeks)",
+    "non_urgent_referral": "non-urgent referral",
+    "non_urgent_investigation": "non-urgent investigation",
+    "primary_care_test": "test in primary care",
+    "other": "other advice",
+}
+_QUOTE = re.compile(r"\bquote\b.*?\b(?:about|on|regarding|mentioning|that says|with)\s+(.+?)[?.!]*$", re.I)
+
+
+def with_disclaimer(text: str) -> str:
+    return f"{text.rstrip()}\n\n{DISCLAIMER}"
+
+
+def rec_tag(rec_id: str | None, page: int) -> str:
+    return f"[NG12 {rec_id}, p.{page}]" if rec_id else f"[NG12 p.{page}]"
 
 
 def cite_tag(citation: Citation) -> str:
-    """The citation tag, e.g. [NG12 p.9] or [NG12 p.9, rec 1.1.1]."""
-    rec = f", rec {citation.recommendation_id}" if citation.recommendation_id else ""
-    return f"[NG12 p.{citation.page}{rec}]"
+    return rec_tag(citation.recommendation_id, citation.page)
 
 
-def compose_answer(citations: list[Citation]) -> tuple[str, Grounding]:
-    if not citations:
-        return f"{NO_ANSWER}\n\n{DISCLAIMER}", "none"
+def rec_citation(rec: Rec, score: float | None = None) -> Citation:
+    return Citation(
+        recommendation_id=rec.id,
+        section=rec.section,
+        page=rec.page,
+        chunk_id=f"ng12:rec:{rec.id}",
+        excerpt=rec.text,
+        doc_type="rule_canonical",
+        score=score,
+    )
+
+
+def quote_term(message: str) -> str | None:
+    """X in "quote the part about X", else None."""
+    m = _QUOTE.search(message.strip())
+    return m.group(1).strip().strip("'\"") if m else None
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.:])\s+(?=[A-Z])|\n(?=- |[A-Z])", text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _lead(sel: Selection, age: int | None) -> str:
+    recs = [r for r, _ in sel.recs]
+    lines: list[str] = []
+    met = [r.id for r in recs if r.id in sel.met]
+    if met:
+        who = f"aged {age} " if age is not None else ""
+        lines.append(f"For the patient {who}you describe, the criteria of {_ids(met)} are met.")
+    for miss in sel.near_misses[:2]:
+        lines.append(
+            f"Age {miss.age} does not meet the {miss.threshold} and over criterion in {miss.rec.id}."
+        )
+    if not lines:
+        by_action = OrderedDict[str, list[str]]()
+        for r in recs:
+            by_action.setdefault(ACTION_LABELS.get(r.action, r.action or "other advice"), []).append(r.id)
+        summary = "; ".join(f"{action}: {_ids(ids)}" for action, ids in by_action.items())
+        lines.append(f"NG12 recommendations on this ({summary}):")
+    return " ".join(lines)
+
+
+def _ids(ids: list[str]) -> str:
+    return ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + f" and {ids[-1]}"
+
+
+def extractive(sel: Selection, age: int | None, quote: str | None = None) -> str:
+    """The grouped, verbatim answer for the selected recommendations."""
+    if quote:
+        words = [w for w in re.findall(r"\w+", quote.lower()) if len(w) > 2]
+        found = [
+            f'> "{s}" {rec_tag(r.id, r.page)}'
+            for r, _ in sel.recs
+            for s in _sentences(r.text)
+            if words and all(w in s.lower() for w in words)
+        ]
+        if found:
+            return with_disclaimer("\n".join([f"NG12's wording on {quote}:", *found]))
+    groups: OrderedDict[tuple[str, str], list[Rec]] = OrderedDict()
+    for rec, _score in sel.recs:
+        site = (rec.cancer_site or rec.section_title or "NG12").strip()
+        groups.setdefault((site, ACTION_LABELS.get(rec.action, "other advice")), []).append(rec)
+    body = [_lead(sel, age), ""]
+    for (site, action), recs in groups.items():
+        body.append(f"{site[:1].upper()}{site[1:]} - {action}:")
+        body.extend(f'> "{r.text.strip()}" {rec_tag(r.id, r.page)}' for r in recs)
+        body.append("")
+    if sel.near_misses:
+        body.append("Not met for this patient (shown for comparison):")
+        body.extend(f'> "{m.rec.text.strip()}" {rec_tag(m.rec.id, m.rec.page)}' for m in sel.near_misses[:2])
+    return with_disclaimer("\n".join(body))
+
+
+def passages(citations: list[Citation]) -> str:
     quotes = [f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in citations]
-    body = "\n".join(["NG12 says:", *quotes])
-    return f"{body}\n\n{DISCLAIMER}", "sufficient"
+    return with_disclaimer("\n".join(["NG12 says:", *quotes]))
+
+
+def qualify(body: str) -> str:
+    lead = (
+        "NG12 only partly supports an answer: the passages below are the closest matches, but they may "
+        "not cover every part of your question. What is not quoted here is not supported by NG12.\n\n"
+    )
+    return lead + body
+
+
+def refuse() -> str:
+    return with_disclaimer(f"{NO_ANSWER}\n{REPHRASE}")
+
+
+def out_of_scope(other_guideline: bool = False) -> str:
+    first = (
+        "NG12 does not cover that: I can only answer from NICE NG12, not other guidelines."
+        if other_guideline
+        else "NG12 does not cover that (it is outside what the guideline covers)."
+    )
+    return with_disclaimer(f"{first} {SCOPE}")
+
+
+def smalltalk() -> str:
+    return with_disclaimer(
+        "Hello. Ask me what NICE NG12 says about a symptom, sign or finding, or when to refer or investigate."
+    )
+
+
+def meta() -> str:
+    return with_disclaimer(
+        "I am the NG12 Assessor chat: I answer questions about NICE guideline NG12 (suspected cancer: "
+        "recognition and referral) using only the guideline's text, with citations to the recommendation "
+        f"and page. {SCOPE}"
+    )
+
+
+def emergency(self_harm: bool) -> str:
+    text = (
+        "If someone is in immediate danger or this is a medical emergency, call 999 or go to A&E now. "
+        "For urgent advice that is not an emergency, call NHS 111."
+    )
+    if self_harm:
+        text += " If you are thinking about harming yourself, you can call Samaritans on 116 123 (free, 24 hours)."
+    return with_disclaimer(text + " This service only answers questions about the NG12 guideline.")
+
+
+def injection() -> str:
+    return with_disclaimer(
+        "I can't change my instructions or state anything NG12 does not say. I answer only from the "
+        "text of NICE NG12, quoted with citations. Ask about a symptom, finding or referral criterion."
+    )
+
+
+def false_premise(missing: list[str], correction: str | None) -> str:
+    claim = ", ".join(f"'{m}'" for m in missing)
+    text = (
+        f"NG12 does not support that statement: no recommendation I found contains {claim} as claimed, "
+        "so I can't point you to a section for it."
+    )
+    if correction:
+        text += f" What NG12 actually says:\n\n{correction}"
+    return with_disclaimer(text)

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from chat.errors import install_error_handlers
 from chat.graph import ChatRunner
 from chat.history import HistoryStore, HistoryUnavailable
+from chat.llm import AnswerWriter, GeminiModel
 from chat.routes import router
 from chat.settings import ChatSettings
 from ng12_common.http_app import install_common
@@ -34,7 +35,12 @@ def create_app(settings: ChatSettings) -> FastAPI:
             settings.retrieval_addr, timeout_seconds=settings.retrieval_timeout_seconds
         )
         app.state.history = history
-        app.state.runner = ChatRunner(history, retrieval)
+        writer = None
+        if settings.chat_llm_enabled:
+            writer = AnswerWriter(
+                GeminiModel(settings.gcp_project, settings.gcp_location, settings.chat_llm_model)
+            )
+        app.state.runner = ChatRunner(history, retrieval, writer)
 
         async def redis_ready() -> str | None:
             try:

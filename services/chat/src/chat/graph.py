@@ -1,11 +1,13 @@
 """The chat workflow as a LangGraph StateGraph.
 
-    load_history -> build_query -> retrieve -> generate -> save_history -> END
-         (any failing step) -> handle_error -> END
+    load_history -> input_guardrail -> build_query -> retrieve -> guardrail_check
+        -> summarize_query -> generate | qualify | refuse | out_of_scope -> save_history -> END
+    input_guardrail short-cuts (no retrieval): smalltalk_meta | emergency | out_of_scope | refuse
+    guardrail_check with no evidence and a non-rewrite query: rewrite once -> retrieve
+    (any failing step) -> handle_error -> END
 
-Walking skeleton: the query is the message as typed; `generate` quotes the retrieved passages
-(extractive, nothing added). Later issues add guardrails and topic tracking, contextual query
-rewriting in `build_query` and a grounded LLM answer in `generate`, on the same nodes.
+Without an LLM the answer is extractive (chat.answer); with Gemini configured, chat.llm writes
+it from the same selected recommendations and its quotes are validated.
 """
 
 from __future__ import annotations
@@ -15,8 +17,19 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from chat.answer import compose_answer
-from chat.history import HistoryStore, HistoryUnavailable, now_rfc3339
+from chat import answer as compose
+from chat.clinical import ClinicalState, extract
+from chat.grading import grade
+from chat.guardrails import InputKind, asks_other_guideline, classify_input, is_self_harm
+from chat.guardrails import post_retrieval_out_of_scope
+from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
+from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
+from chat.llm import AnswerWriter
+from chat.premise import claimed_details, is_injection, unsupported
+from chat.query import build, rewrite_from_state
+from chat.redaction import redact
+from chat.selection import Selection, select
+from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
 from ng12_common.logs import get_logger
 from ng12_common.models import (
@@ -31,17 +44,28 @@ from ng12_common.models import (
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 
 log = get_logger("chat.graph")
+SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k recommendations
 
 
 class ChatState(TypedDict, total=False):
     request: ChatRequest
     asked_at: str
     history: list[ChatTurn]
+    meta: SessionMeta
+    kind: InputKind | str
     query: ChatQuery
+    rewritten: bool
+    hits: list[Any]
+    scores: list[float]
+    knowledge: Knowledge | None
+    turn_state: ClinicalState
+    evidence: str
     citations: list[Citation]
     guideline: GuidelineRef
     answer: str
     grounding: Grounding
+    topic: str | None
+    clinical_summary: dict[str, Any] | None
     error: Exception | None
 
 
@@ -52,66 +76,224 @@ def _on_error(next_node: str) -> Any:
     return decide
 
 
-def build_graph(history: HistoryStore, retrieval: RetrievalClient) -> CompiledStateGraph[Any, Any, Any, Any]:
+def build_graph(
+    history: HistoryStore, retrieval: RetrievalClient, writer: AnswerWriter | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    knowledge_cache = KnowledgeCache(retrieval)
+    guideline_cache: dict[str, GuidelineRef] = {}
+
     async def load_history(state: ChatState) -> dict[str, Any]:
+        sid = state["request"].session_id
         try:
-            return {"history": await history.get(state["request"].session_id)}
+            return {"history": await history.get(sid), "meta": await history.get_meta(sid)}
         except HistoryUnavailable as exc:
             return {"error": exc}
 
+    async def input_guardrail(state: ChatState) -> dict[str, Any]:
+        message = state["request"].message
+        kind: str = "injection" if is_injection(message) else classify_input(message)
+        return {"kind": kind, "citations": [], "query": ChatQuery(strategy="none", text="")}
+
+    def after_input(state: ChatState) -> str:
+        if state.get("error"):
+            return "handle_error"
+        return {
+            "proceed": "build_query",
+            "smalltalk": "smalltalk_meta",
+            "meta": "smalltalk_meta",
+            "emergency": "emergency",
+            "medical_out_of_scope": "out_of_scope",
+            "injection": "refuse",
+        }[str(state["kind"])]
+
     async def build_query(state: ChatState) -> dict[str, Any]:
-        return {"query": ChatQuery(strategy="direct", text=state["request"].message.strip())}
+        meta = state["meta"]
+        query = build(state["request"].message, bool(state["history"]), meta.topic, meta.state)
+        return {"query": query, "rewritten": query.strategy == "rewrite"}
 
     async def retrieve(state: ChatState) -> dict[str, Any]:
+        request, query = state["request"], state["query"]
+        k = max(SEARCH_K, request.top_k)
         try:
-            found = await retrieval.search(state["query"].text, top_k=state["request"].top_k, mode="chat")
+            found = await retrieval.search(query.text, top_k=k, mode="chat")
+            hits = list(found.hits)
+            if query.strategy != "direct":  # the follow-up's own words may name what the topic does not
+                own = await retrieval.search(request.message, top_k=k, mode="chat")
+                hits += list(own.hits)
         except RetrievalError as exc:
             return {"error": exc}
+        knowledge = await knowledge_cache.get(found.index_version)
+        turn = (
+            extract(request.message, knowledge.lexicon, knowledge.sites) if knowledge else ClinicalState()
+        )
+        ref = guideline_ref(found.guideline, found.index_version)
+        guideline_cache["last"] = ref
         return {
-            "citations": hits_to_citations(found.hits),
-            "guideline": guideline_ref(found.guideline, found.index_version),
+            "hits": hits,
+            "scores": [h.score for h in hits],
+            "knowledge": knowledge,
+            "turn_state": turn,
+            "guideline": ref,
+        }
+
+    async def guardrail_check(state: ChatState) -> dict[str, Any]:
+        evidence = grade(state["scores"])
+        if post_retrieval_out_of_scope(state["request"].message, state["query"].text):
+            return {"evidence": "out_of_scope"}
+        if evidence == "none" and not state.get("rewritten"):
+            meta = state["meta"]
+            text = rewrite_from_state(state["request"].message, meta.state.merged(state["turn_state"]))
+            return {"evidence": "retry", "rewritten": True, "query": ChatQuery(strategy="rewrite", text=text)}
+        return {"evidence": evidence}
+
+    def after_check(state: ChatState) -> str:
+        return "retrieve" if state["evidence"] == "retry" else "summarize_query"
+
+    async def summarize_query(state: ChatState) -> dict[str, Any]:
+        turn = state["turn_state"]
+        summary = {
+            "age": turn.age,
+            "sex": turn.sex,
+            "symptoms": [s.replace("_", " ") for s in turn.symptoms],
+            "duration_days": turn.duration_days,
+            "cancer_sites": turn.cancer_sites,
+        }
+        return {"clinical_summary": {k: v for k, v in summary.items() if v not in (None, [])}}
+
+    def route(state: ChatState) -> str:
+        return {"sufficient": "generate", "weak": "qualify", "none": "refuse", "out_of_scope": "out_of_scope"}[
+            state["evidence"]
+        ]
+
+    def _selection(state: ChatState) -> Selection:
+        candidates: dict[str, tuple[Any, float]] = {}
+        for hit in state["hits"]:
+            for rec in hit.canonical:
+                if rec.id not in candidates or hit.score > candidates[rec.id][1]:
+                    candidates[rec.id] = (rec_from_pb(rec), hit.score)
+        knowledge = state.get("knowledge")
+        turn = state["turn_state"]
+        if state["query"].strategy != "direct":
+            merged = state["meta"].state.merged(turn)
+            turn = turn.model_copy(update={"age": merged.age, "sex": merged.sex})
+        return select(list(candidates.values()), knowledge, turn, state["request"].top_k)
+
+    async def _answer(state: ChatState, hedged: bool) -> dict[str, Any]:
+        request = state["request"]
+        sel = _selection(state)
+        citations = [compose.rec_citation(rec, score) for rec, score in sel.recs]
+        details = claimed_details(request.message)
+        missing = unsupported(details, [r.text for r, _ in sel.recs]) if details else []
+        if missing:
+            correction = "\n".join(f'> "{c.excerpt.strip()}" {compose.cite_tag(c)}' for c in citations[:2])
+            return {
+                "answer": compose.false_premise(missing, correction or None),
+                "grounding": "none",
+                "citations": citations[:2],
+            }
+        if not citations:  # only guideline prose matched: quote the best passages
+            citations = hits_to_citations(state["hits"])[: min(2, request.top_k)]
+            if not citations:
+                return {"answer": compose.refuse(), "grounding": "none", "citations": []}
+            body = compose.passages(citations)
+            return {"answer": compose.qualify(body), "grounding": "weak", "citations": citations}
+        citations += [compose.rec_citation(m.rec) for m in sel.near_misses[:2]]
+        grounding: Grounding = "sufficient" if (not hedged or sel.met) else "weak"
+        age = sel.near_misses[0].age if sel.near_misses else state["turn_state"].age
+        body = compose.extractive(sel, age, compose.quote_term(request.message))
+        if writer is not None:
+            written = await writer.write(request.message, sel, body)
+            if written is not None:
+                body = written
+        return {
+            "answer": compose.qualify(body) if grounding == "weak" else body,
+            "grounding": grounding,
+            "citations": citations,
         }
 
     async def generate(state: ChatState) -> dict[str, Any]:
-        answer, grounding = compose_answer(state["citations"])
-        return {"answer": answer, "grounding": grounding}
+        return await _answer(state, hedged=False)
+
+    async def qualify(state: ChatState) -> dict[str, Any]:
+        return await _answer(state, hedged=True)
+
+    async def refuse(state: ChatState) -> dict[str, Any]:
+        text = compose.injection() if state.get("kind") == "injection" else compose.refuse()
+        return {"answer": text, "grounding": "none", "citations": []}
+
+    async def out_of_scope(state: ChatState) -> dict[str, Any]:
+        other = asks_other_guideline(state["request"].message)
+        return {"answer": compose.out_of_scope(other), "grounding": "out_of_scope", "citations": []}
+
+    async def smalltalk_meta(state: ChatState) -> dict[str, Any]:
+        kind = state["kind"]
+        text = compose.meta() if kind == "meta" else compose.smalltalk()
+        return {"answer": text, "grounding": "meta" if kind == "meta" else "smalltalk", "citations": []}
+
+    async def emergency(state: ChatState) -> dict[str, Any]:
+        self_harm = is_self_harm(state["request"].message)
+        return {"answer": compose.emergency(self_harm), "grounding": "emergency", "citations": []}
 
     async def save_history(state: ChatState) -> dict[str, Any]:
-        request = state["request"]
-        user = ChatTurn(role="user", content=request.message, at=state["asked_at"])
+        request, meta = state["request"], state["meta"]
+        grounding = state["grounding"]
+        turn = state.get("turn_state") or ClinicalState()
+        topic = next_topic(meta.topic, grounding, state["citations"], turn, state.get("knowledge"))
+        grounded = grounding in ("sufficient", "weak") and bool(state["citations"])
+        new_meta = SessionMeta(topic=topic, state=meta.state.merged(turn) if grounded else meta.state)
+        user = ChatTurn(role="user", content=redact(request.message), at=state["asked_at"])
         assistant = ChatTurn(
             role="assistant",
-            content=state["answer"],
+            content=redact(state["answer"]) if not state["citations"] else state["answer"],
             citations=state["citations"],
-            grounding=state["grounding"],
+            grounding=grounding,
             at=now_rfc3339(),
         )
         try:
-            await history.append_pair(request.session_id, user, assistant)
+            await history.append_pair(request.session_id, user, assistant, new_meta)
         except HistoryUnavailable as exc:
             return {"error": exc}
-        return {}
+        if "guideline" not in state:
+            return {"topic": topic, "guideline": guideline_cache.get("last", GuidelineRef())}
+        return {"topic": topic}
 
     async def handle_error(state: ChatState) -> dict[str, Any]:
         error = state.get("error")
-        log.warning("chat_failed", error_type=type(error).__name__, error=str(error))
+        log.warning("chat_failed", error_type=type(error).__name__, error=redact(str(error)))
         return {}
 
     graph = StateGraph(ChatState)
-    for name, node in (
-        ("load_history", load_history),
-        ("build_query", build_query),
-        ("retrieve", retrieve),
-        ("generate", generate),
-        ("save_history", save_history),
-        ("handle_error", handle_error),
-    ):
-        graph.add_node(name, node)
+    nodes = {
+        "load_history": load_history,
+        "input_guardrail": input_guardrail,
+        "build_query": build_query,
+        "retrieve": retrieve,
+        "guardrail_check": guardrail_check,
+        "summarize_query": summarize_query,
+        "generate": generate,
+        "qualify": qualify,
+        "refuse": refuse,
+        "out_of_scope": out_of_scope,
+        "smalltalk_meta": smalltalk_meta,
+        "emergency": emergency,
+        "save_history": save_history,
+        "handle_error": handle_error,
+    }
+    for name, node in nodes.items():
+        graph.add_node(name, node)  # type: ignore[call-overload]
     graph.add_edge(START, "load_history")
-    graph.add_conditional_edges("load_history", _on_error("build_query"), ["build_query", "handle_error"])
+    graph.add_conditional_edges("load_history", _on_error("input_guardrail"), ["input_guardrail", "handle_error"])
+    graph.add_conditional_edges(
+        "input_guardrail",
+        after_input,
+        ["build_query", "smalltalk_meta", "emergency", "out_of_scope", "refuse", "handle_error"],
+    )
     graph.add_edge("build_query", "retrieve")
-    graph.add_conditional_edges("retrieve", _on_error("generate"), ["generate", "handle_error"])
-    graph.add_edge("generate", "save_history")
+    graph.add_conditional_edges("retrieve", _on_error("guardrail_check"), ["guardrail_check", "handle_error"])
+    graph.add_conditional_edges("guardrail_check", after_check, ["retrieve", "summarize_query"])
+    graph.add_conditional_edges("summarize_query", route, ["generate", "qualify", "refuse", "out_of_scope"])
+    for name in ("generate", "qualify", "refuse", "out_of_scope", "smalltalk_meta", "emergency"):
+        graph.add_edge(name, "save_history")
     graph.add_conditional_edges("save_history", _on_error(END), [END, "handle_error"])
     graph.add_edge("handle_error", END)
     return graph.compile()
@@ -120,8 +302,10 @@ def build_graph(history: HistoryStore, retrieval: RetrievalClient) -> CompiledSt
 class ChatRunner:
     """Runs the graph for one message and turns its final state into a response (or raises)."""
 
-    def __init__(self, history: HistoryStore, retrieval: RetrievalClient) -> None:
-        self._graph = build_graph(history, retrieval)
+    def __init__(
+        self, history: HistoryStore, retrieval: RetrievalClient, writer: AnswerWriter | None = None
+    ) -> None:
+        self._graph = build_graph(history, retrieval, writer)
 
     async def run(self, request: ChatRequest) -> ChatResponse:
         final: dict[str, Any] = await self._graph.ainvoke({"request": request, "asked_at": now_rfc3339()})
@@ -134,5 +318,7 @@ class ChatRunner:
             grounding=final["grounding"],
             citations=final["citations"],
             query=final["query"],
-            guideline=final["guideline"],
+            topic=final.get("topic"),
+            guideline=final.get("guideline") or GuidelineRef(),
+            clinical_summary=final.get("clinical_summary"),
         )

@@ -1,18 +1,21 @@
 """Chat history in Redis: one list of JSON turns per session, capped, expiring, written atomically.
 
-Key: `{prefix}:session:{session_id}:turns`. Each exchange appends the user turn and the
-assistant turn in one MULTI/EXEC transaction (both or neither), trims to the newest
-`max_turns` pairs and refreshes the TTL. Redis failures become `HistoryUnavailable` (503).
+Keys: `{prefix}:session:{session_id}:turns` (the turns) and `{prefix}:session:{session_id}:meta`
+(the session topic and structured clinical state, JSON). Each exchange appends the user turn and
+the assistant turn and writes the meta in one MULTI/EXEC transaction (all or nothing), trims to
+the newest `max_turns` pairs and refreshes both TTLs. Redis failures become `HistoryUnavailable`
+(503). Callers store redacted text only (see chat.redaction).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from chat.clinical import ClinicalState
 from ng12_common.logs import get_logger
 from ng12_common.models import ChatTurn
 
@@ -21,6 +24,11 @@ log = get_logger("chat.history")
 
 class HistoryUnavailable(Exception):
     """The session store cannot be reached; the message says which and what to do."""
+
+
+class SessionMeta(BaseModel):
+    topic: str | None = None
+    state: ClinicalState = Field(default_factory=ClinicalState)
 
 
 def now_rfc3339() -> str:
@@ -39,6 +47,21 @@ class HistoryStore:
 
     def key(self, session_id: str) -> str:
         return f"{self.key_prefix}:session:{session_id}:turns"
+
+    def meta_key(self, session_id: str) -> str:
+        return f"{self.key_prefix}:session:{session_id}:meta"
+
+    async def get_meta(self, session_id: str) -> SessionMeta:
+        try:
+            raw: bytes | str | None = await self._redis.get(self.meta_key(session_id))
+        except RedisError as exc:
+            raise self._unavailable(exc) from None
+        if raw:
+            try:
+                return SessionMeta.model_validate_json(raw)
+            except ValidationError:
+                log.warning("chat_meta_bad_skipped", key_prefix=self.key_prefix)
+        return SessionMeta()
 
     def _unavailable(self, exc: RedisError) -> HistoryUnavailable:
         return HistoryUnavailable(
@@ -59,20 +82,26 @@ class HistoryStore:
                 log.warning("chat_history_bad_turn_skipped", key_prefix=self.key_prefix)
         return turns
 
-    async def append_pair(self, session_id: str, user: ChatTurn, assistant: ChatTurn) -> None:
+    async def append_pair(
+        self, session_id: str, user: ChatTurn, assistant: ChatTurn, meta: SessionMeta | None = None
+    ) -> None:
         key = self.key(session_id)
         try:
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.rpush(key, user.model_dump_json(), assistant.model_dump_json())
                 pipe.ltrim(key, -2 * self.max_turns, -1)
                 pipe.expire(key, self.ttl_seconds)
+                if meta is not None:
+                    pipe.set(self.meta_key(session_id), meta.model_dump_json(), ex=self.ttl_seconds)
+                else:
+                    pipe.expire(self.meta_key(session_id), self.ttl_seconds)
                 await pipe.execute()
         except RedisError as exc:
             raise self._unavailable(exc) from None
 
     async def delete(self, session_id: str) -> bool:
         try:
-            removed: int = await self._redis.delete(self.key(session_id))
+            removed: int = await self._redis.delete(self.key(session_id), self.meta_key(session_id))
         except RedisError as exc:
             raise self._unavailable(exc) from None
         return removed > 0

@@ -36,7 +36,8 @@ async def chat(body: ChatRequest, runner: Runner) -> ChatResponse:
 
 @router.get("/chat/{session_id}/history", response_model=ChatHistory, responses=_ERRORS)
 async def chat_history(session_id: SessionId, history: History) -> ChatHistory:
-    return ChatHistory(session_id=session_id, turns=await history.get(session_id))
+    meta = await history.get_meta(session_id)
+    return ChatHistory(session_id=session_id, turns=await history.get(session_id), topic=meta.topic)
 
 
 @router.delete("/chat/{session_id}", status_code=204, response_class=Response, responses=_ERRORS)

@@ -19,3 +19,7 @@ class ChatSettings(ServiceSettings):
     chat_key_prefix: str = Field(default="ng12:chat", pattern=r"^[A-Za-z0-9:_-]{1,64}$")
     retrieval_timeout_seconds: float = Field(default=3.0, gt=0, le=60)
     redis_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
+    chat_llm_enabled: bool = Field(default=False, description="write answers with Gemini on Vertex AI")
+    gcp_project: str = Field(default="", description="Vertex AI project (only with chat_llm_enabled)")
+    gcp_location: str = Field(default="europe-west2")
+    chat_llm_model: str = Field(default="gemini-2.5-flash")

@@ -3,10 +3,15 @@
 - Normalisation: lower-case, whitespace folded, and lexicon expansion (a synonym or
   abbreviation found in the query appends the concept's guideline wording).
 - Candidates: fetch_k = 3 x top_k from the dense index (Chroma) and from BM25.
-- Fusion: reciprocal rank fusion (k = 60) orders the candidates.
-- Score: the calibrated relevance in [0, 1] is the cosine similarity between the query and
-  the chunk (MiniLM vectors are normalised), clamped at 0; when the dense path is down the
-  BM25 score divided by the best BM25 score of the query stands in (and `degraded` is set).
+- Fusion (ordering): reciprocal rank fusion (k = 60), normalised to [0, 1] by its maximum, or
+  a weighted sum of cosine and max-normalised BM25 (`SearchConfig.fusion`); docs/retrieval.md
+  has the measurement that chose the default.
+- Reranking (rerank.py): additive, explained boosts by mode; candidates are ordered by fused
+  base + boosts.
+- Score (calibrated, what callers threshold on): cosine similarity of query and chunk (MiniLM
+  vectors are normalised; absolute, unlike per-query-normalised BM25) plus the boosts,
+  clamped to [0, 1]. When the dense path is down, max-normalised BM25 stands in and the
+  response says `degraded`.
 - De-duplication: a recommendation appears once (its best-ranked chunk).
 """
 
@@ -19,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ng12_common.logs import get_logger
+from retrieval import rerank
 from retrieval.embeddings import CachedQueryEmbedder
 from retrieval.index_store import SEARCH_DOC_TYPES, ChunkRecord, ServingIndex
 
@@ -79,13 +85,32 @@ class QueryNormaliser:
         alternation = "|".join(re.escape(s) for s in sorted(self.label_of, key=len, reverse=True))
         self._pattern = re.compile(rf"(?<![a-z0-9])(?:{alternation})(?![a-z0-9])") if alternation else None
 
+    def labels_in(self, text: str) -> list[str]:
+        """Guideline wording of every lexicon term found in (lower-cased) text."""
+        if self._pattern is None:
+            return []
+        return [self.label_of[m.group(0)] for m in self._pattern.finditer(text.lower())]
+
     def __call__(self, query: str) -> str:
         text = re.sub(r"\s+", " ", query.lower()).strip()
         if self._pattern is None:
             return text
-        additions = [self.label_of[m.group(0)] for m in self._pattern.finditer(text)]
+        additions = self.labels_in(text)
         extra = [a for a in dict.fromkeys(additions) if a not in text]
         return " ".join([text, *extra]) if extra else text
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    use_dense: bool = True
+    use_lexical: bool = True
+    fusion: str = "weighted"  # "rrf" | "weighted"
+    dense_weight: float = 0.7  # for "weighted"
+    rerank: bool = True
+    boost_scale: float = 1.0  # multiplies the boosts when ordering (the reported score keeps them whole)
+
+
+DEFAULT_CONFIG = SearchConfig()
 
 
 def _allowed(chunk: ChunkRecord, p: SearchParams) -> bool:
@@ -98,55 +123,70 @@ def _allowed(chunk: ChunkRecord, p: SearchParams) -> bool:
     return chunk.doc_type in SEARCH_DOC_TYPES
 
 
-def run_search(serving: ServingIndex, embedder: CachedQueryEmbedder, p: SearchParams) -> SearchOutcome:
+def run_search(
+    serving: ServingIndex,
+    embedder: CachedQueryEmbedder,
+    p: SearchParams,
+    config: SearchConfig = DEFAULT_CONFIG,
+) -> SearchOutcome:
     normalized = serving.normaliser(p.query)
     fetch_k = 3 * p.top_k
     row_of = {cid: i for i, cid in enumerate(serving.order)}
     ranks: dict[int, dict[str, int]] = {}
     degraded, reason = False, ""
     sims: np.ndarray | None = None
-    try:
-        qv = embedder.embed_query(normalized)
-        sims = serving.matrix @ qv
-        where: dict[str, Any] | None = None
-        if p.doc_types:
-            where = {"doc_type": {"$in": list(p.doc_types)}}
-        n = min(fetch_k * 2 if (p.sections or p.recommendation_ids) else fetch_k, len(serving.order))
-        dense = serving.collection.query(
-            query_embeddings=[qv.tolist()], n_results=max(n, 1), where=where, include=["distances"]
-        )
+    if config.use_dense:
+        try:
+            qv = embedder.embed_query(normalized)
+            sims = serving.matrix @ qv
+            where: dict[str, Any] | None = {"doc_type": {"$in": list(p.doc_types)}} if p.doc_types else None
+            n = min(fetch_k * 2 if (p.sections or p.recommendation_ids) else fetch_k, len(serving.order))
+            dense = serving.collection.query(
+                query_embeddings=[qv.tolist()], n_results=max(n, 1), where=where, include=["distances"]
+            )
+            rank = 0
+            for cid in dense["ids"][0]:
+                chunk = serving.chunks.get(cid)
+                if chunk is None or not _allowed(chunk, p):
+                    continue
+                ranks.setdefault(row_of[cid], {})["dense"] = rank
+                rank += 1
+                if rank >= fetch_k:
+                    break
+        except Exception as exc:  # noqa: BLE001 - any dense failure degrades to BM25, and says so
+            degraded, reason = True, f"dense search unavailable ({type(exc).__name__}: {exc}); BM25 only"
+            log.warning("dense_search_failed", error=repr(exc))
+            sims = None
+    lex_score: dict[int, float] = {}
+    if config.use_lexical or sims is None:
+        lexical = serving.lexical.search(normalized, fetch_k * 3)
+        best_lex = lexical[0][1] if lexical else 1.0
         rank = 0
-        for cid in dense["ids"][0]:
-            chunk = serving.chunks.get(cid)
-            if chunk is None or not _allowed(chunk, p):
+        for row, score in lexical:
+            if not _allowed(serving.chunks[serving.order[row]], p):
                 continue
-            ranks.setdefault(row_of[cid], {})["dense"] = rank
+            ranks.setdefault(row, {})["lexical"] = rank
+            lex_score[row] = score / best_lex
             rank += 1
             if rank >= fetch_k:
                 break
-    except Exception as exc:  # noqa: BLE001 - any dense failure degrades to BM25, and says so
-        degraded, reason = True, f"dense search unavailable ({type(exc).__name__}: {exc}); BM25 only"
-        log.warning("dense_search_failed", error=repr(exc))
-        sims = None
-    lexical = serving.lexical.search(normalized, fetch_k * 3)
-    best_lex = lexical[0][1] if lexical else 1.0
-    lex_score: dict[int, float] = {}
-    rank = 0
-    for row, score in lexical:
-        if not _allowed(serving.chunks[serving.order[row]], p):
-            continue
-        ranks.setdefault(row, {})["lexical"] = rank
-        lex_score[row] = score / best_lex
-        rank += 1
-        if rank >= fetch_k:
-            break
+    rrf = {row: sum(1.0 / (RRF_K + v + 1) for v in r.values()) for row, r in ranks.items()}
+    best_rrf = max(rrf.values(), default=1.0)
+    symptom_terms = _symptom_terms(serving, p)
     scored: list[ScoredHit] = []
-    for row, r in ranks.items():
-        fused = sum(1.0 / (RRF_K + v + 1) for v in r.values())
+    for row in ranks:
+        chunk = serving.chunks[serving.order[row]]
         dense_sim = float(max(0.0, sims[row])) if sims is not None else 0.0
         lx = lex_score.get(row, 0.0)
-        score = dense_sim if sims is not None else lx
-        scored.append(ScoredHit(serving.chunks[serving.order[row]], min(1.0, score), dense_sim, lx, fused))
+        if config.fusion == "weighted" and sims is not None:
+            base = config.dense_weight * dense_sim + (1 - config.dense_weight) * lx
+        else:
+            base = rrf[row] / best_rrf
+        boosts = _boosts(serving, chunk, p, normalized, symptom_terms) if config.rerank else []
+        bonus = sum(b.value for b in boosts)
+        relevance = dense_sim if sims is not None else lx
+        score = min(1.0, max(0.0, relevance + bonus))
+        scored.append(ScoredHit(chunk, score, dense_sim, lx, base + config.boost_scale * bonus, boosts))
     scored.sort(key=lambda h: (-h.fused, -h.score, h.chunk.id))
     seen: set[tuple[str, ...]] = set()
     out: list[ScoredHit] = []
@@ -160,3 +200,23 @@ def run_search(serving: ServingIndex, embedder: CachedQueryEmbedder, p: SearchPa
         if len(out) >= p.top_k:
             break
     return SearchOutcome(out, normalized, degraded, reason)
+
+
+def _symptom_terms(serving: ServingIndex, p: SearchParams) -> list[str]:
+    if not p.patient:
+        return []
+    terms: list[str] = []
+    for phrase in p.patient.get("symptoms") or []:
+        terms.extend(serving.normaliser.labels_in(str(phrase)))
+    return list(dict.fromkeys(t for t in terms if len(t) > 2))
+
+
+def _boosts(
+    serving: ServingIndex, chunk: ChunkRecord, p: SearchParams, normalized: str, symptom_terms: list[str]
+) -> list[Boost]:
+    if p.mode == "assessment" and p.patient:
+        canonical = [serving.canonical[r] for r in chunk.recommendation_ids if r in serving.canonical]
+        specs = rerank.assessment_boosts(chunk.text, canonical, p.patient, symptom_terms)
+    else:
+        specs = rerank.chat_boosts(normalized, chunk.text, chunk.doc_type)
+    return [Boost(s.name, s.value, s.reason) for s in specs]

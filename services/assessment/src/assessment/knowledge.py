@@ -1,0 +1,212 @@
+"""The guideline knowledge the engine evaluates, fetched from retrieval and cached per index version.
+
+Retrieval is the only owner of the knowledge base. At the first assessment (and whenever a Search
+answer names a different index version) this module asks retrieval for every canonical
+recommendation (`GetRecommendations`: verbatim text, page, action, and in `metadata` the curated
+criteria and their status) and for the lexicon (`GetLexicon`), and builds one immutable
+`GuidelineKnowledge`. Concurrent requests share one fetch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from google.protobuf.json_format import MessageToDict
+
+from ng12.retrieval.v1 import retrieval_pb2 as pb
+from ng12_common.citations import guideline_ref
+from ng12_common.criteria import Criterion, parse_criteria, referenced_concepts
+from ng12_common.knowledge import LexiconEntry
+from ng12_common.models import GuidelineRef
+from ng12_common.retrieval_client import RetrievalClient
+
+#: Sections whose recommendations carry patient criteria (site-specific recommendations).
+CRITERIA_SECTIONS: frozenset[str] = frozenset(f"1.{n}" for n in range(1, 14))
+#: Section of the safety-netting recommendations quoted when nothing is met.
+SAFETY_NETTING_SECTION = "1.15"
+#: Criteria statuses the engine trusts; "stale" (text changed since curation) is never evaluated.
+USABLE_STATUSES: frozenset[str] = frozenset({"curated", "derived"})
+_LEXICON_KINDS = frozenset(get_args(LexiconEntry.model_fields["kind"].annotation))
+
+
+class KnowledgeUnavailable(Exception):
+    """Retrieval answered, but what it serves cannot be used to assess (e.g. no criteria)."""
+
+
+@dataclass(frozen=True)
+class RecInfo:
+    """One canonical recommendation as served by retrieval."""
+
+    id: str
+    section: str
+    cancer_site: str
+    page: int
+    text: str
+    action: str
+    strength: str
+    criteria: Criterion | None
+    criteria_status: str
+
+    @property
+    def sort_key(self) -> tuple[int, ...]:
+        return rec_sort_key(self.id)
+
+
+def rec_sort_key(rec_id: str) -> tuple[int, ...]:
+    """ "1.10.2" sorts after "1.9.3"."""
+    return tuple(int(p) if p.isdigit() else 0 for p in rec_id.split("."))
+
+
+@dataclass(frozen=True)
+class GuidelineKnowledge:
+    """Everything the engine needs, for one index version."""
+
+    index_version: str
+    guideline: GuidelineRef
+    recommendations: dict[str, RecInfo]
+    lexicon: list[LexiconEntry]
+    labels: dict[str, str]
+    criteria_by_id: dict[str, Criterion] = field(default_factory=dict)
+    concepts_by_rec: dict[str, frozenset[str]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # rec id -> why its criteria are not used
+
+    @property
+    def safety_netting(self) -> list[RecInfo]:
+        recs = [r for r in self.recommendations.values() if r.section == SAFETY_NETTING_SECTION]
+        return sorted(recs, key=lambda r: r.sort_key)
+
+    def all_criteria_concepts(self) -> frozenset[str]:
+        out: set[str] = set()
+        for concepts in self.concepts_by_rec.values():
+            out |= concepts
+        return frozenset(out)
+
+
+def _rec_info(rec: pb.CanonicalRecommendation) -> tuple[RecInfo, str | None]:
+    meta: dict[str, Any] = MessageToDict(rec.metadata) if rec.HasField("metadata") else {}
+    status = str(meta.get("criteria_status") or "none")
+    raw = meta.get("criteria")
+    criteria: Criterion | None = None
+    problem: str | None = None
+    if rec.section in CRITERIA_SECTIONS:
+        if status not in USABLE_STATUSES:
+            problem = f"criteria status is {status!r}"
+        elif not isinstance(raw, dict):
+            problem = "no criteria in the index"
+        else:
+            try:
+                criteria = parse_criteria(_ints(raw))
+            except ValueError as exc:  # pydantic ValidationError is a ValueError
+                problem = f"criteria do not parse: {exc}"
+    info = RecInfo(
+        id=rec.id,
+        section=rec.section,
+        cancer_site=rec.cancer_site,
+        page=rec.page,
+        text=rec.text,
+        action=rec.action,
+        strength=rec.strength,
+        criteria=criteria,
+        criteria_status=status,
+    )
+    return info, problem
+
+
+def _ints(value: Any) -> Any:
+    """protobuf Struct numbers are floats; integral ones back to int (n, value, points)."""
+    if isinstance(value, dict):
+        return {k: _ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_ints(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _lexicon_entry(term: Any) -> LexiconEntry:
+    kind = term.kind if term.kind in _LEXICON_KINDS else "other"
+    return LexiconEntry.model_validate(
+        {
+            "concept": term.concept,
+            "kind": kind,
+            "label": term.label or term.concept,
+            "synonyms": list(term.synonyms),
+        }
+    )
+
+
+def build_knowledge(
+    recs: pb.GetRecommendationsResponse, lexicon_terms: list[Any], lexicon_version: str
+) -> GuidelineKnowledge:
+    """Assemble the knowledge from the two retrieval answers (which must name the same version)."""
+    if lexicon_version and lexicon_version != recs.index_version:
+        raise KnowledgeUnavailable(
+            f"retrieval switched index version while loading ({recs.index_version} -> {lexicon_version})"
+        )
+    infos: dict[str, RecInfo] = {}
+    skipped: dict[str, str] = {}
+    for rec in recs.recommendations:
+        info, problem = _rec_info(rec)
+        infos[info.id] = info
+        if problem:
+            skipped[info.id] = problem
+    criteria = {rid: r.criteria for rid, r in infos.items() if r.criteria is not None}
+    if not criteria:
+        raise KnowledgeUnavailable(
+            f"index {recs.index_version} has no usable criteria for sections 1.1-1.13; "
+            "re-run ingestion to build a complete knowledge base"
+        )
+    lexicon = [_lexicon_entry(t) for t in lexicon_terms]
+    concepts: dict[str, frozenset[str]] = {}
+    for rid, tree in criteria.items():
+        refs = referenced_concepts(tree)
+        concepts[rid] = frozenset(set().union(*refs.values()))
+    return GuidelineKnowledge(
+        index_version=recs.index_version,
+        guideline=guideline_ref(recs.guideline, recs.index_version),
+        recommendations=infos,
+        lexicon=lexicon,
+        labels={e.concept: e.label for e in lexicon},
+        criteria_by_id=criteria,
+        concepts_by_rec=concepts,
+        skipped=skipped,
+    )
+
+
+async def fetch_knowledge(retrieval: RetrievalClient) -> GuidelineKnowledge:
+    """Ask retrieval for the recommendations and the lexicon of its active index."""
+    recs_call = retrieval.get_recommendations()
+    get_lexicon = getattr(retrieval, "get_lexicon", None)
+    lex_call = (
+        get_lexicon() if get_lexicon is not None else retrieval._call("GetLexicon", pb.GetLexiconRequest())
+    )
+    recs, lexicon = await asyncio.gather(recs_call, lex_call)
+    return build_knowledge(recs, list(lexicon.terms), lexicon.index_version)
+
+
+class KnowledgeCache:
+    """The knowledge of the index version retrieval currently serves; refreshed when it changes."""
+
+    def __init__(self, retrieval: RetrievalClient) -> None:
+        self._retrieval = retrieval
+        self._current: GuidelineKnowledge | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def current(self) -> GuidelineKnowledge | None:
+        return self._current
+
+    async def get(self, index_version: str | None = None) -> GuidelineKnowledge:
+        """Knowledge for `index_version` (the one a Search just answered from), or any if None."""
+        cached = self._current
+        if cached is not None and (index_version is None or cached.index_version == index_version):
+            return cached
+        async with self._lock:
+            cached = self._current
+            if cached is not None and (index_version is None or cached.index_version == index_version):
+                return cached
+            fresh = await fetch_knowledge(self._retrieval)
+            self._current = fresh
+            return fresh

@@ -1,0 +1,49 @@
+"""The rules-only narrative (`reasoning`) and the payload the LLM narrates from.
+
+Both are built only from the engine's outcome: what is met (with the evidence lines), what is
+nearly met (with what is missing), judgement calls and unrecognised input. Nothing is invented.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assessment.engine import EngineOutcome
+from ng12_common.models import PatientRecord
+
+
+def rules_reasoning(outcome: EngineOutcome, index_version: str) -> str:
+    """A deterministic explanation of the engine's decision."""
+    parts: list[str] = [
+        f"Assessed against NICE NG12 (index {index_version}) by the deterministic criteria engine."
+    ]
+    if outcome.matched:
+        parts.append(
+            f"{len(outcome.matched)} recommendation(s) met; the most urgent action is {outcome.top_action}."
+        )
+        for m in outcome.matched:
+            parts.append(f"{m.recommendation_id} ({m.action}, {m.cancer_site}): {'; '.join(m.criteria_met)}.")
+    else:
+        parts.append("No NG12 referral or investigation criterion is met; safety netting (1.15) applies.")
+    for n in outcome.near_misses:
+        parts.append(f"Not met, {n.recommendation_id}: missing {'; '.join(n.missing)}.")
+    for r in outcome.needs_review:
+        parts.append(f"Clinician judgement ({r.recommendation_id}): {r.detail}.")
+    if outcome.unrecognised:
+        parts.append("Not recognised (not assessed): " + "; ".join(outcome.unrecognised) + ".")
+    return " ".join(parts)
+
+
+def llm_payload(record: PatientRecord, outcome: EngineOutcome) -> dict[str, Any]:
+    """What the LLM sees: the record and the engine's decision, nothing else."""
+    return {
+        "patient": record.model_dump(exclude={"name"}),
+        "top_action": outcome.top_action,
+        "matched_recommendations": [
+            {"id": m.recommendation_id, "action": m.action, "criteria_met": m.criteria_met, "text": m.text}
+            for m in outcome.matched
+        ],
+        "near_misses": [{"id": n.recommendation_id, "missing": n.missing} for n in outcome.near_misses],
+        "safety_netting": [r.text for r in outcome.safety_netting],
+        "unrecognised": outcome.unrecognised,
+    }

@@ -1,0 +1,132 @@
+"""The criteria engine on the knowledge served by the real retrieval server: boundaries, negation,
+test results, near misses, stale criteria and determinism."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from assessment.engine import MAX_NEAR_MISSES, assess
+from assessment.knowledge import GuidelineKnowledge
+from ng12_common.models import PatientRecord
+
+
+def _record(**kw: Any) -> PatientRecord:
+    base: dict[str, Any] = {"age": 50, "gender": "Male", "smoking_history": "Never Smoked", "symptoms": []}
+    return PatientRecord(**{**base, **kw})
+
+
+def _matched(knowledge: GuidelineKnowledge, **kw: Any) -> list[str]:
+    return assess(_record(**kw), knowledge).matched_ids
+
+
+def test_only_site_specific_usable_criteria_are_evaluated(knowledge: GuidelineKnowledge) -> None:
+    assert knowledge.criteria_by_id, "no criteria served"
+    for rid in knowledge.criteria_by_id:
+        rec = knowledge.recommendations[rid]
+        assert rec.section in {f"1.{n}" for n in range(1, 14)}
+        assert rec.criteria_status in ("curated", "derived")
+    assert [r.id for r in knowledge.safety_netting][:1] == ["1.15.1"]
+
+
+@pytest.mark.parametrize(
+    ("record", "rec_id", "met"),
+    [
+        # 1.1.2: chest X-ray, aged 40 and over, ever smoked and one symptom
+        ({"age": 40, "smoking_history": "Ex-Smoker", "symptoms": ["cough"]}, "1.1.2", True),
+        ({"age": 39, "smoking_history": "Ex-Smoker", "symptoms": ["cough"]}, "1.1.2", False),
+        ({"age": 40, "smoking_history": "Never Smoked", "symptoms": ["cough"]}, "1.1.2", False),
+        ({"age": 40, "symptoms": ["cough", "weight loss"]}, "1.1.2", True),
+        # 1.2.1: dysphagia at any age
+        ({"age": 20, "symptoms": ["dysphagia"]}, "1.2.1", True),
+        # 1.3.1: FIT for unexplained weight loss and abdominal pain, 40 and over
+        ({"age": 40, "symptoms": ["abdominal pain", "weight loss"]}, "1.3.1", True),
+        # 1.4.1: breast lump, women aged 30 and over
+        ({"age": 30, "gender": "Female", "symptoms": ["unexplained breast lump"]}, "1.4.1", True),
+        ({"age": 29, "gender": "Female", "symptoms": ["unexplained breast lump"]}, "1.4.1", False),
+        ({"age": 40, "gender": "Male", "symptoms": ["unexplained breast lump"]}, "1.4.1", False),
+        # 1.6.4: visible haematuria, aged 45 and over
+        ({"age": 45, "symptoms": ["visible haematuria"]}, "1.6.4", True),
+        ({"age": 44, "symptoms": ["visible haematuria"]}, "1.6.4", False),
+        # 1.6.2 PSA table does not apply to an age 80+ patient without a threshold
+        ({"age": 60, "symptoms": ["erectile dysfunction"]}, "1.6.2", True),
+        # 1.8.1: persistent unexplained hoarseness, 45 and over
+        ({"age": 45, "symptoms": ["persistent hoarseness"]}, "1.8.1", True),
+        ({"age": 44, "symptoms": ["persistent hoarseness"]}, "1.8.1", False),
+    ],
+)
+def test_boundaries(knowledge: GuidelineKnowledge, record: dict[str, Any], rec_id: str, met: bool) -> None:
+    assert (rec_id in _matched(knowledge, **record)) is met
+
+
+def test_negation_and_explanation(knowledge: GuidelineKnowledge) -> None:
+    assert "1.2.1" not in _matched(knowledge, symptoms=["no dysphagia"])
+    assert "1.1.1" in _matched(knowledge, age=45, symptoms=["unexplained haemoptysis"])
+
+
+def test_age_near_miss_says_what_is_missing(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(_record(age=39, smoking_history="Current Smoker", symptoms=["haemoptysis"]), knowledge)
+    assert outcome.top_action == "no_criteria_met"
+    near = {n.recommendation_id: n.missing for n in outcome.near_misses}
+    assert "1.1.1" in near and any("age ≥ 40 (patient is 39)" in m for m in near["1.1.1"])
+    assert len(outcome.near_misses) <= MAX_NEAR_MISSES
+    assert outcome.safety_netting and outcome.risk_level == "no_criteria_met"
+
+
+def test_test_results_used_unused_and_unknown(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(
+        _record(
+            age=65,
+            gender="Female",
+            symptoms=["change in bowel habit"],
+            test_results={"fit_ug_hb_per_g_faeces": 12, "platelets_10e9_per_l": 480, "mystery_marker": "odd"},
+        ),
+        knowledge,
+    )
+    assert "1.3.2" in outcome.matched_ids
+    unused = {u.key: u.reason for u in outcome.unused_test_results}
+    assert set(unused) == {"platelets_10e9_per_l", "mystery_marker"}
+    assert "not recognised" in unused["mystery_marker"]
+    assert outcome.unrecognised == []
+
+
+def test_result_values_in_words(knowledge: GuidelineKnowledge) -> None:
+    sarcoma = _matched(knowledge, age=70, symptoms=["thigh pain"], test_results={"x_ray": "suggests bone sarcoma"})
+    assert "1.11.1" in sarcoma
+    myeloma = _matched(
+        knowledge, age=65, symptoms=["back pain"], test_results={"serum_protein_electrophoresis": "suggests myeloma"}
+    )
+    assert "1.10.5" in myeloma
+    psa = _matched(knowledge, age=62, symptoms=[], test_results={"psa_ug_per_l": 4.0})
+    assert "1.6.3" in psa
+
+
+def test_unrecognised_phrases_are_reported(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(_record(symptoms=["dysphagia", "feels a bit blue"]), knowledge)
+    assert outcome.unrecognised == ["feels a bit blue"]
+    assert "1.2.1" in outcome.matched_ids
+
+
+def test_stale_criteria_are_never_evaluated(knowledge: GuidelineKnowledge) -> None:
+    rec = knowledge.recommendations["1.2.1"]
+    stale = dataclasses.replace(rec, criteria=None, criteria_status="stale")
+    criteria = {k: v for k, v in knowledge.criteria_by_id.items() if k != "1.2.1"}
+    crippled = dataclasses.replace(
+        knowledge, recommendations={**knowledge.recommendations, "1.2.1": stale}, criteria_by_id=criteria
+    )
+    assert "1.2.1" not in assess(_record(symptoms=["dysphagia"]), crippled).matched_ids
+
+
+def test_deterministic_order(knowledge: GuidelineKnowledge) -> None:
+    record = _record(age=55, smoking_history="Current Smoker", symptoms=["unexplained hemoptysis", "fatigue"])
+    first = assess(record, knowledge)
+    for _ in range(3):
+        again = assess(record, knowledge)
+        assert again.matched == first.matched and again.near_misses == first.near_misses
+    ranks = [m.action for m in first.matched]
+    from assessment.risk import action_rank
+
+    assert ranks == sorted(ranks, key=action_rank)
+    assert first.top_action == first.matched[0].action

@@ -1,0 +1,121 @@
+"""The optional Gemini steps, with a fake standing in for the genai client's `models.generate_content`.
+
+No network: the fake records the calls and returns canned responses shaped like the SDK's
+(`.text` for JSON output, `.function_calls` for tool calls).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assessment.llm import PATIENT_TOOL, LlmNarrative
+
+from .conftest import make_client_with
+
+
+class FakeModels:
+    def __init__(self, narrate: Callable[[dict[str, Any]], Any], tool_id: Callable[[str], Any]) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self._narrate = narrate
+        self._tool_id = tool_id
+
+    def generate_content(self, *, model: str, contents: Any, config: Any = None) -> Any:
+        self.calls.append({"model": model, "contents": contents, "config": config})
+        if config and config.get("tools"):
+            asked = str(contents).split("patient ")[1].split(" ")[0]
+            return self._tool_id(asked)
+        return self._narrate(json.loads(contents))
+
+
+class FakeGenai:
+    def __init__(self, models: FakeModels) -> None:
+        self.models = models
+
+
+def _tool_call(patient_id: str) -> Any:
+    return SimpleNamespace(function_calls=[SimpleNamespace(name=PATIENT_TOOL, args={"patient_id": patient_id})])
+
+
+def _narrative(ids: list[str]) -> Callable[[dict[str, Any]], Any]:
+    def answer(payload: dict[str, Any]) -> Any:
+        text = LlmNarrative(
+            reasoning=f"The patient meets {', '.join(m['id'] for m in payload['matched_recommendations'])}.",
+            cited_recommendation_ids=[m["id"] for m in payload["matched_recommendations"]] + ids,
+        ).model_dump_json()
+        return SimpleNamespace(text=text)
+
+    return answer
+
+
+@pytest.fixture
+def llm_app(retrieval_addr: str) -> Iterator[Callable[[FakeModels], TestClient]]:
+    clients: list[TestClient] = []
+
+    def make(models: FakeModels) -> TestClient:
+        client = make_client_with(retrieval_addr, FakeGenai(models))
+        clients.append(client.__enter__())
+        return client
+
+    yield make
+    for c in clients:
+        c.__exit__(None, None, None)
+
+
+def test_llm_writes_reasoning_and_uses_the_patient_tool(llm_app: Callable[[FakeModels], TestClient]) -> None:
+    models = FakeModels(_narrative([]), _tool_call)
+    body = llm_app(models).post("/assess/PT-104").json()
+    assessment = body["assessment"]
+    assert assessment["engine"] == "rules+llm"
+    assert assessment["reasoning"].startswith("The patient meets 1.2.1")
+    assert assessment["needs_review"] == []
+    tool_calls = [c for c in models.calls if c["config"].get("tools")]
+    assert len(tool_calls) == 1 and "PT-104" in tool_calls[0]["contents"]
+    schema_calls = [c for c in models.calls if c["config"].get("response_schema") is LlmNarrative]
+    assert len(schema_calls) == 1
+
+
+def test_llm_claim_the_engine_did_not_make_goes_to_review(llm_app: Callable[[FakeModels], TestClient]) -> None:
+    models = FakeModels(_narrative(["1.2.3"]), _tool_call)
+    assessment = llm_app(models).post("/assess/PT-104").json()["assessment"]
+    matched = [m["recommendation_id"] for m in assessment["matched_recommendations"]]
+    assert "1.2.3" not in matched
+    flagged = [r for r in assessment["needs_review"] if r["kind"] == "llm_unsupported_claim"]
+    assert [r["recommendation_id"] for r in flagged] == ["1.2.3"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda _p: SimpleNamespace(text="not json"),
+        lambda _p: SimpleNamespace(text=json.dumps({"cited_recommendation_ids": []})),
+        lambda _p: SimpleNamespace(text=None),
+        lambda _p: (_ for _ in ()).throw(RuntimeError("quota exceeded")),
+        lambda _p: time.sleep(2) or SimpleNamespace(text="{}"),  # past the 0.5 s timeout
+    ],
+    ids=["not-json", "schema", "empty", "error", "timeout"],
+)
+def test_llm_failure_falls_back_to_rules(llm_app: Callable[[FakeModels], TestClient], bad: Any) -> None:
+    rules = llm_app(FakeModels(_narrative([]), lambda _id: SimpleNamespace(function_calls=[])))
+    reply = rules.post("/assess/PT-104")
+    assert reply.status_code == 200
+    broken = llm_app(FakeModels(bad, _tool_call)).post("/assess/PT-104")
+    assert broken.status_code == 200, broken.text
+    assessment = broken.json()["assessment"]
+    assert assessment["engine"] == "rules"
+    assert assessment["reasoning"].startswith("Assessed against NICE NG12")
+    assert [m["recommendation_id"] for m in assessment["matched_recommendations"]] == ["1.2.1", "1.2.7"]
+
+
+def test_tool_asking_for_another_patient_falls_back_to_direct_lookup(
+    llm_app: Callable[[FakeModels], TestClient],
+) -> None:
+    models = FakeModels(_narrative([]), lambda _id: _tool_call("PT-101"))
+    body = llm_app(models).post("/assess/PT-104").json()
+    assert body["patient"]["patient_id"] == "PT-104"

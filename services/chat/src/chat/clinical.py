@@ -1,0 +1,118 @@
+"""Structured clinical state of a session: what the GP has said about the patient so far.
+
+`extract` reads one message (age, sex, duration, symptom/finding concepts through the lexicon
+concept matcher, cancer sites named); `ClinicalState.merged` folds a turn into the session's
+state (newer values win). `to_facts` gives the criteria evaluator's PatientFacts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from ng12_common.criteria import PatientFacts, SymptomFact
+from ng12_common.knowledge import LexiconEntry
+from ng12_common.lexicon_match import match_concepts
+
+_AGE = [
+    re.compile(r"\b(\d{1,3})[- ]?(?:years?|yrs?|y)[- ]?old\b", re.I),
+    re.compile(r"\b(?:aged?|age of)\s*(\d{1,3})\b", re.I),
+    re.compile(r"\b(\d{1,3})\s*(?:yo|y/o|yr)\b", re.I),
+    re.compile(r"\b(?:they|he|she|patient|pt)(?:'re| are| is|'s)\s*(\d{1,3})\b", re.I),
+    re.compile(r"\b(?:a|an)\s+(\d{1,3})\b(?! ?(?:mm|cm|days?|weeks?|months?))", re.I),
+]
+_FEMALE = re.compile(r"\b(woman|women|female|lady|girl|she|her|mother|wife)\b", re.I)
+_MALE = re.compile(r"\b(man|men|male|gentleman|boy|he|his|him|father|husband)\b", re.I)
+_DURATION = re.compile(r"\b(\d+(?:\.\d+)?)\s*(day|week|month|year)s?\b(?![- ]old)", re.I)
+_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+class ClinicalState(BaseModel):
+    """What the conversation has established about the patient (display and query rewriting)."""
+
+    cancer_sites: list[str] = Field(default_factory=list)
+    symptoms: list[str] = Field(default_factory=list)  # lexicon concepts, in order mentioned
+    modifiers: dict[str, list[str]] = Field(default_factory=dict)
+    negated: list[str] = Field(default_factory=list)
+    age: int | None = None
+    sex: str | None = None
+    duration_days: float | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.cancer_sites or self.symptoms or self.age is not None or self.sex)
+
+    def merged(self, turn: ClinicalState) -> ClinicalState:
+        def union(a: list[str], b: list[str]) -> list[str]:
+            return [*a, *[x for x in b if x not in a]]
+
+        return ClinicalState(
+            cancer_sites=union(turn.cancer_sites, self.cancer_sites)[:3],
+            symptoms=union(self.symptoms, turn.symptoms)[-8:],
+            modifiers={**self.modifiers, **turn.modifiers},
+            negated=union(self.negated, turn.negated),
+            age=turn.age if turn.age is not None else self.age,
+            sex=turn.sex or self.sex,
+            duration_days=turn.duration_days if turn.duration_days is not None else self.duration_days,
+        )
+
+    def to_facts(self) -> PatientFacts:
+        return PatientFacts(
+            age=self.age,
+            sex=self.sex,  # type: ignore[arg-type]
+            symptoms={
+                s: SymptomFact(modifiers=set(self.modifiers.get(s, [])) | {"unexplained"}) for s in self.symptoms
+            },
+            findings=set(self.symptoms),
+            negated=set(self.negated),
+            duration_days=int(self.duration_days) if self.duration_days is not None else None,
+        )
+
+    def describe(self) -> str:
+        parts: list[str] = []
+        if self.age is not None:
+            parts.append(f"aged {self.age}")
+        if self.sex:
+            parts.append(self.sex)
+        parts.extend(s.replace("_", " ") for s in self.symptoms)
+        parts.extend(self.cancer_sites)
+        return " ".join(parts)
+
+
+def _age(text: str) -> int | None:
+    for pattern in _AGE:
+        m = pattern.search(text)
+        if m and 0 <= int(m.group(1)) <= 120:
+            return int(m.group(1))
+    return None
+
+
+def extract(message: str, lexicon: list[LexiconEntry], sites: set[str]) -> ClinicalState:
+    """The clinical content of one message."""
+    state = ClinicalState(age=_age(message))
+    if _FEMALE.search(message) and not _MALE.search(message):
+        state.sex = "female"
+    elif _MALE.search(message) and not _FEMALE.search(message):
+        state.sex = "male"
+    duration = _DURATION.search(message)
+    if duration:
+        state.duration_days = float(duration.group(1)) * _DAYS[duration.group(2).lower()]
+    if lexicon:
+        for match in match_concepts(message, lexicon):
+            if match.kind not in ("symptom", "finding"):
+                continue
+            if match.negated:
+                state.negated.append(match.concept)
+                continue
+            state.symptoms.append(match.concept)
+            if match.modifiers:
+                state.modifiers[match.concept] = list(match.modifiers)
+    lowered = message.lower()
+    state.cancer_sites = [s for s in sorted(sites, key=len, reverse=True) if s and _site_in(s, lowered)]
+    return state
+
+
+def _site_in(site: str, lowered: str) -> bool:
+    words = site.lower().replace("_", " ")
+    stem = words.rstrip("s") if len(words) > 5 else words
+    return re.search(rf"\b{re.escape(stem)}", lowered) is not None

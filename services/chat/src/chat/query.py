@@ -1,0 +1,43 @@
+"""Query building: follow-up detection and the three tiers.
+
+A direct: a standalone question is searched as typed.
+C topic: a follow-up in a session with a topic is searched as "{topic} {message}".
+B rewrite: a follow-up without a topic is rewritten, by the LLM when one is configured, else
+  from the session's structured clinical state ("aged 50 weight loss oesophageal ...").
+"""
+
+from __future__ import annotations
+
+import re
+
+from chat.clinical import ClinicalState
+from ng12_common.models import ChatQuery
+
+_STARTERS = ("what about", "how about", "and if", "what if", "and for", "and what", "and in", "what for")
+_PRONOUNS = re.compile(r"\b(it|that|they|this|them|those|these|their|theirs)\b", re.I)
+_WORDS = re.compile(r"[A-Za-z0-9']+")
+
+
+def is_follow_up(message: str) -> bool:
+    words = _WORDS.findall(message)
+    lowered = " ".join(w.lower() for w in words)
+    if len(words) <= 3:
+        return True
+    if lowered.startswith(_STARTERS):
+        return True
+    return len(words) < 8 and bool(_PRONOUNS.search(message))
+
+
+def build(message: str, has_history: bool, topic: str | None, state: ClinicalState) -> ChatQuery:
+    text = " ".join(message.split())
+    if not has_history or not is_follow_up(text):
+        return ChatQuery(strategy="direct", text=text)
+    if topic:
+        return ChatQuery(strategy="topic", text=f"{topic} {text}")
+    return ChatQuery(strategy="rewrite", text=rewrite_from_state(text, state))
+
+
+def rewrite_from_state(message: str, state: ClinicalState) -> str:
+    """A standalone query from the clinical state and the follow-up's own words."""
+    context = state.describe()
+    return f"{context} {message}".strip() if context else message

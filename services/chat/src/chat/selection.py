@@ -1,0 +1,94 @@
+"""Which retrieved recommendations an answer presents.
+
+Candidates are the canonical recommendations of the retrieval hits (each with its best hit
+score). When the question describes a patient (symptoms from the lexicon, maybe age/sex), the
+structured criteria of every recommendation are evaluated: recommendations whose criteria are
+met come first (even when search ranked them low), and candidates that fail only on an age
+threshold are reported as near misses. When the question names cancer sites, candidates for
+those sites are preferred. Candidates far below the best score are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from chat.clinical import ClinicalState
+from chat.knowledge import Knowledge, Rec
+from ng12_common.criteria import evaluate_all
+
+SCORE_MARGIN = 0.15  # keep candidates within this of the best candidate
+_AGE_MISSING = re.compile(r"age ≥ (\d+(?:\.\d+)?) \(patient is (\d+)\)")
+
+
+@dataclass
+class NearMiss:
+    rec: Rec
+    threshold: int
+    age: int
+
+
+@dataclass
+class Selection:
+    recs: list[tuple[Rec, float]] = field(default_factory=list)
+    met: set[str] = field(default_factory=set)
+    near_misses: list[NearMiss] = field(default_factory=list)
+
+
+def _evaluate(state: ClinicalState, knowledge: Knowledge) -> dict[str, list[str]]:
+    """rec id -> missing criteria, for every rec with criteria ("" list when met)."""
+    if not state.symptoms:
+        return {}
+    results = evaluate_all(state.to_facts(), knowledge.context)
+    return {rid: ([] if r.met else r.missing) for rid, r in results.items()}
+
+
+def select(
+    candidates: list[tuple[Rec, float]], knowledge: Knowledge | None, turn: ClinicalState, top_k: int
+) -> Selection:
+    ranked = sorted(candidates, key=lambda rs: -rs[1])
+    scores = {rec.id: score for rec, score in ranked}
+    sel = Selection()
+    evaluation = _evaluate(turn, knowledge) if knowledge else {}
+    met = [rid for rid, missing in evaluation.items() if not missing]
+    sel.met = set(met)
+    if turn.cancer_sites:
+        on_site = [(r, s) for r, s in ranked if r.cancer_site in turn.cancer_sites]
+        if on_site:
+            ranked = on_site
+    best = ranked[0][1] if ranked else 0.0
+    kept = [(r, s) for r, s in ranked if s >= best - SCORE_MARGIN and r.id not in sel.met]
+    chosen: list[tuple[Rec, float]] = []
+    if knowledge:
+        met_sorted = sorted(met, key=lambda rid: (rid not in scores, -scores.get(rid, 0.0)))
+        chosen = [(knowledge.recs[rid], scores.get(rid, best)) for rid in met_sorted if rid in knowledge.recs]
+        if turn.cancer_sites:
+            chosen = [(r, s) for r, s in chosen if r.cancer_site in turn.cancer_sites] or chosen
+    if turn.age is not None:
+        kept = [(r, s) for r, s in kept if _age_ok(r, turn.age)]
+    if turn.sex:
+        kept = [(r, s) for r, s in kept if r.population.get("sex") in (None, "any", turn.sex)]
+    if sel.met:  # a patient was described: recs whose criteria are not met are not presented
+        kept = [(r, s) for r, s in kept if r.criteria is None]
+    sel.recs = (chosen + kept)[:top_k]
+    if turn.age is not None:
+        for rec, _score in ranked:
+            for threshold, age in _age_gaps(evaluation.get(rec.id, [])):
+                if age == turn.age and rec.id not in sel.met:
+                    sel.near_misses.append(NearMiss(rec, threshold, age))
+                    break
+    return sel
+
+
+def _age_ok(rec: Rec, age: int) -> bool:
+    lo, hi = rec.population.get("min_age"), rec.population.get("max_age_exclusive")
+    return (lo is None or age >= lo) and (hi is None or age < hi)
+
+
+def _age_gaps(missing: list[str]) -> list[tuple[int, int]]:
+    out = []
+    for line in missing:
+        m = _AGE_MISSING.search(line)
+        if m and float(m.group(2)) < float(m.group(1)):
+            out.append((int(float(m.group(1))), int(m.group(2))))
+    return out
