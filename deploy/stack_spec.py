@@ -90,6 +90,10 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
             "CHAT_HISTORY_TTL_SECONDS": "86400",
             "CHAT_MAX_TURNS": "50",
+            "CHAT_LLM_ENABLED": "false",
+            "CHAT_LLM_MODEL": "gemini-2.5-flash",
+            "GCP_PROJECT": "",
+            "GCP_LOCATION": "europe-west2",
         },
     ),
     ServiceSpec(

@@ -84,3 +84,18 @@ def test_readiness_names_retrieval(offline_client: TestClient) -> None:
     assert reply.status_code == 503
     checks = reply.json()["checks"]
     assert checks["redis"] == "ok" and "not serving" in checks["retrieval"]
+
+
+def test_short_circuit_paths_do_not_touch_retrieval(offline_client: TestClient) -> None:
+    """Retrieval is down here: smalltalk, meta, emergency and out-of-scope still answer."""
+    for message, grounding in [
+        ("hi", "smalltalk"),
+        ("who are you?", "meta"),
+        ("I want to kill myself", "emergency"),
+        ("What's the life expectancy after a diagnosis of metastatic melanoma?", "out_of_scope"),
+    ]:
+        reply = offline_client.post("/chat", json={"session_id": "short", "message": message})
+        assert reply.status_code == 200, reply.text
+        body = reply.json()
+        assert body["grounding"] == grounding and body["citations"] == []
+        assert body["answer"].endswith("not a diagnosis or a referral decision.")

@@ -19,7 +19,7 @@ DISCLAIMER = "Guideline information to support clinical judgement; not a diagnos
 NO_ANSWER = "I couldn't find support in NG12 for that, so I can't answer it from the guideline."
 REPHRASE = (
     "Try rephrasing with the symptom, sign or finding and the patient's age (for example "
-    "\"unexplained haemoptysis, aged 45: when to refer?\"), or name the cancer site."
+    '"unexplained haemoptysis, aged 45: when to refer?"), or name the cancer site.'
 )
 SCOPE = (
     "NG12 covers recognising symptoms and signs that could be cancer and when to refer or investigate "
@@ -172,7 +172,10 @@ def emergency(self_harm: bool) -> str:
         "For urgent advice that is not an emergency, call NHS 111."
     )
     if self_harm:
-        text += " If you are thinking about harming yourself, you can call Samaritans on 116 123 (free, 24 hours)."
+        text += (
+            " If you are thinking about harming yourself, you can call Samaritans on 116 123 "
+            "(free, 24 hours)."
+        )
     return with_disclaimer(text + " This service only answers questions about the NG12 guideline.")
 
 

@@ -61,7 +61,8 @@ class ClinicalState(BaseModel):
             age=self.age,
             sex=self.sex,  # type: ignore[arg-type]
             symptoms={
-                s: SymptomFact(modifiers=set(self.modifiers.get(s, [])) | {"unexplained"}) for s in self.symptoms
+                s: SymptomFact(modifiers=set(self.modifiers.get(s, [])) | {"unexplained"})
+                for s in self.symptoms
             },
             findings=set(self.symptoms),
             negated=set(self.negated),

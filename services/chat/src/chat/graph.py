@@ -20,8 +20,13 @@ from langgraph.graph.state import CompiledStateGraph
 from chat import answer as compose
 from chat.clinical import ClinicalState, extract
 from chat.grading import grade
-from chat.guardrails import InputKind, asks_other_guideline, classify_input, is_self_harm
-from chat.guardrails import post_retrieval_out_of_scope
+from chat.guardrails import (
+    InputKind,
+    asks_other_guideline,
+    classify_input,
+    is_self_harm,
+    post_retrieval_out_of_scope,
+)
 from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import AnswerWriter
@@ -31,6 +36,7 @@ from chat.redaction import redact
 from chat.selection import Selection, select
 from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
+from ng12_common.criteria import parse_criteria, referenced_concepts
 from ng12_common.logs import get_logger
 from ng12_common.models import (
     ChatQuery,
@@ -67,6 +73,19 @@ class ChatState(TypedDict, total=False):
     topic: str | None
     clinical_summary: dict[str, Any] | None
     error: Exception | None
+
+
+def _names_criteria_concept(sel: Selection, turn: ClinicalState) -> bool:
+    """A symptom the question names is a criterion of a presented recommendation."""
+    wanted = set(turn.symptoms)
+    for rec, _score in sel.recs:
+        if wanted and rec.criteria is not None:
+            named = {
+                c for concepts in referenced_concepts(parse_criteria(rec.criteria)).values() for c in concepts
+            }
+            if wanted & named:
+                return True
+    return False
 
 
 def _on_error(next_node: str) -> Any:
@@ -123,9 +142,7 @@ def build_graph(
         except RetrievalError as exc:
             return {"error": exc}
         knowledge = await knowledge_cache.get(found.index_version)
-        turn = (
-            extract(request.message, knowledge.lexicon, knowledge.sites) if knowledge else ClinicalState()
-        )
+        turn = extract(request.message, knowledge.lexicon, knowledge.sites) if knowledge else ClinicalState()
         ref = guideline_ref(found.guideline, found.index_version)
         guideline_cache["last"] = ref
         return {
@@ -161,9 +178,12 @@ def build_graph(
         return {"clinical_summary": {k: v for k, v in summary.items() if v not in (None, [])}}
 
     def route(state: ChatState) -> str:
-        return {"sufficient": "generate", "weak": "qualify", "none": "refuse", "out_of_scope": "out_of_scope"}[
-            state["evidence"]
-        ]
+        return {
+            "sufficient": "generate",
+            "weak": "qualify",
+            "none": "refuse",
+            "out_of_scope": "out_of_scope",
+        }[state["evidence"]]
 
     def _selection(state: ChatState) -> Selection:
         candidates: dict[str, tuple[Any, float]] = {}
@@ -198,7 +218,8 @@ def build_graph(
             body = compose.passages(citations)
             return {"answer": compose.qualify(body), "grounding": "weak", "citations": citations}
         citations += [compose.rec_citation(m.rec) for m in sel.near_misses[:2]]
-        grounding: Grounding = "sufficient" if (not hedged or sel.met) else "weak"
+        concept_match = _names_criteria_concept(sel, state["turn_state"])
+        grounding: Grounding = "sufficient" if (not hedged or sel.met or concept_match) else "weak"
         age = sel.near_misses[0].age if sel.near_misses else state["turn_state"].age
         body = compose.extractive(sel, age, compose.quote_term(request.message))
         if writer is not None:
@@ -282,7 +303,9 @@ def build_graph(
     for name, node in nodes.items():
         graph.add_node(name, node)  # type: ignore[call-overload]
     graph.add_edge(START, "load_history")
-    graph.add_conditional_edges("load_history", _on_error("input_guardrail"), ["input_guardrail", "handle_error"])
+    graph.add_conditional_edges(
+        "load_history", _on_error("input_guardrail"), ["input_guardrail", "handle_error"]
+    )
     graph.add_conditional_edges(
         "input_guardrail",
         after_input,

@@ -34,7 +34,9 @@ _EMERGENCY = re.compile(
     re.IGNORECASE,
 )
 # A current emergency is described in the present/first person, not asked about as a criterion.
-_EMERGENCY_CONTEXT = re.compile(r"\b(i|i'm|im|i am|my|me|we|he is|she is|he's|she's|right now|now)\b", re.IGNORECASE)
+_EMERGENCY_CONTEXT = re.compile(
+    r"\b(i|i'm|im|i am|my|me|we|he is|she is|he's|she's|right now|now)\b", re.IGNORECASE
+)
 _OUT_OF_SCOPE = re.compile(
     r"\b(treat(ment|ing|ed)?|therap(y|ies)|chemo\w*|radiotherap\w*|immunotherap\w*|surgery|surgical|"
     r"operation|resection|dos(e|es|age|ing)|mg\b|prescri\w+|medication|drug|"
@@ -52,7 +54,9 @@ _IN_SCOPE_OVERRIDE = re.compile(
     r"pathway)\b",
     re.IGNORECASE,
 )
-_SELF_HARM = re.compile(r"\b(kill (my|him|her)self|killing myself|suicid\w*|self[- ]harm\w*|end it all|want to die)\b", re.I)
+_SELF_HARM = re.compile(
+    r"\b(kill (my|him|her)self|killing myself|suicid\w*|self[- ]harm\w*|end it all|want to die)\b", re.I
+)
 
 
 def is_self_harm(message: str) -> bool:
@@ -92,6 +96,7 @@ def out_of_scope(text: str) -> bool:
 def post_retrieval_out_of_scope(message: str, query_text: str) -> bool:
     """The same topic check on the message and the query actually searched."""
     return out_of_scope(message) or (
-        bool(_OUT_OF_SCOPE.search(query_text)) and not _IN_SCOPE_OVERRIDE.search(query_text)
+        bool(_OUT_OF_SCOPE.search(query_text))
+        and not _IN_SCOPE_OVERRIDE.search(query_text)
         and not _IN_SCOPE_OVERRIDE.search(message)
     )

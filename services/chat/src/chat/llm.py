@@ -69,7 +69,9 @@ class AnswerWriter:
             return None
         context = "\n\n".join(f"[{rec.id}, page {rec.page}]\n{rec.text}" for rec, _ in sel.recs)
         try:
-            raw = await self._model.generate(f"{PROMPT}\n\nRecommendations:\n{context}\n\nQuestion: {question}")
+            raw = await self._model.generate(
+                f"{PROMPT}\n\nRecommendations:\n{context}\n\nQuestion: {question}"
+            )
         except Exception as exc:  # noqa: BLE001 - any model failure falls back to the extractive answer
             log.warning("chat_llm_failed", error_type=type(exc).__name__)
             return None
