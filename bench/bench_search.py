@@ -65,12 +65,8 @@ async def measure(addr: str) -> None:
         ]
         new = [await call(q) for q in new_q]
         rep = [await call(new_q[i % 10]) for i in range(300)]
-        print(
-            f"new n={len(new)}  p50={statistics.median(new):.2f} ms  p95={pct(new, 95):.2f} ms"
-        )
-        print(
-            f"repeated n={len(rep)}  p50={statistics.median(rep):.2f} ms  p95={pct(rep, 95):.2f} ms"
-        )
+        print(f"new n={len(new)}  p50={statistics.median(new):.2f} ms  p95={pct(new, 95):.2f} ms")
+        print(f"repeated n={len(rep)}  p50={statistics.median(rep):.2f} ms  p95={pct(rep, 95):.2f} ms")
         total = 800
         queue = [new_q[i % len(new_q)] for i in range(total)]
 

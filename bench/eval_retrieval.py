@@ -37,7 +37,8 @@ CONFIGS = {
 }
 GRID = {
     f"{fusion} w={w} boost x{b}": SearchConfig(fusion=fusion, dense_weight=w, rerank=True, boost_scale=b)
-    for fusion in ("rrf", "weighted") for w in ((0.6,) if fusion == "rrf" else (0.4, 0.5, 0.7))
+    for fusion in ("rrf", "weighted")
+    for w in ((0.6,) if fusion == "rrf" else (0.4, 0.5, 0.7))
     for b in (0.25, 0.5, 1.0)
 }
 if "--grid" in sys.argv:
@@ -53,7 +54,15 @@ class Query:
 
 def _smoking(text: str) -> str:
     t = text.lower()
-    return "never" if "never" in t else "ex" if "ex" in t else "current" if "current" in t or "smoker" in t else ""
+    return (
+        "never"
+        if "never" in t
+        else "ex"
+        if "ex" in t
+        else "current"
+        if "current" in t or "smoker" in t
+        else ""
+    )
 
 
 def load_queries() -> list[Query]:
@@ -89,7 +98,9 @@ def ranked_ids(hits: list) -> list[str]:  # type: ignore[type-arg]
     return out
 
 
-def score(store: IndexStore, embedder: CachedQueryEmbedder, queries: list[Query], config: SearchConfig) -> dict:  # type: ignore[type-arg]
+def score(
+    store: IndexStore, embedder: CachedQueryEmbedder, queries: list[Query], config: SearchConfig
+) -> dict:  # type: ignore[type-arg]
     assert store.serving is not None
     recall = {1: 0.0, 5: 0.0, 10: 0.0}
     mrr = 0.0
@@ -98,7 +109,9 @@ def score(store: IndexStore, embedder: CachedQueryEmbedder, queries: list[Query]
         ids = ranked_ids(run_search(store.serving, embedder, q.params, config).hits)
         for k in recall:
             # recall@k over HITS: ids carried by the top-k hits
-            top = ranked_ids(run_search(store.serving, embedder, q.params, config).hits[:k]) if k < 10 else ids
+            top = (
+                ranked_ids(run_search(store.serving, embedder, q.params, config).hits[:k]) if k < 10 else ids
+            )
             recall[k] += sum(1 for e in q.expected if e in top) / len(q.expected)
         first = next((i for i, r in enumerate(ids) if r in q.expected), None)
         mrr += 1 / (first + 1) if first is not None else 0.0
@@ -122,9 +135,11 @@ def main() -> None:
         embedder = CachedQueryEmbedder(provider)
         store = IndexStore(Path(tmp) / "chroma", provider)
         store.recover()
-        print(f"{len(queries)} queries ({sum(q.params.mode == 'chat' for q in queries)} chat, "
-              f"{sum(q.params.mode == 'assessment' for q in queries)} assessment); top_k 10")
-        print(f"| configuration | recall@1 | recall@5 | recall@10 | MRR |\n|---|---|---|---|---|")
+        print(
+            f"{len(queries)} queries ({sum(q.params.mode == 'chat' for q in queries)} chat, "
+            f"{sum(q.params.mode == 'assessment' for q in queries)} assessment); top_k 10"
+        )
+        print("| configuration | recall@1 | recall@5 | recall@10 | MRR |\n|---|---|---|---|---|")
         results = {}
         for name, config in CONFIGS.items():
             r = score(store, embedder, queries, config)
