@@ -106,17 +106,14 @@ def score(
     mrr = 0.0
     misses: list[str] = []
     for q in queries:
-        ids = ranked_ids(run_search(store.serving, embedder, q.params, config).hits)
-        for k in recall:
-            # recall@k over HITS: ids carried by the top-k hits
-            top = (
-                ranked_ids(run_search(store.serving, embedder, q.params, config).hits[:k]) if k < 10 else ids
-            )
+        hits = run_search(store.serving, embedder, q.params, config).hits
+        ids = ranked_ids(hits)
+        for k in recall:  # recall@k: expected ids carried by the top-k hits
+            top = ranked_ids(hits[:k])
             recall[k] += sum(1 for e in q.expected if e in top) / len(q.expected)
         first = next((i for i, r in enumerate(ids) if r in q.expected), None)
         mrr += 1 / (first + 1) if first is not None else 0.0
-        top5 = ranked_ids(run_search(store.serving, embedder, q.params, config).hits[:5])
-        missing = [e for e in q.expected if e not in top5]
+        missing = [e for e in q.expected if e not in ranked_ids(hits[:5])]
         if missing:
             misses.append(f"{q.case}: {','.join(missing)}")
     n = len(queries)
