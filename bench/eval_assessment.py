@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CASES = Path(os.environ.get("ASSESSMENT_DEV_CASES", REPO.parent / "shared" / "eval-dev" / "assessment_dev.json"))
+CASES = Path(
+    os.environ.get("ASSESSMENT_DEV_CASES", REPO.parent / "shared" / "eval-dev" / "assessment_dev.json")
+)
 
 
 def main() -> int:

@@ -75,6 +75,11 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "PORT": "8001",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
             "PATIENTS_FILE": "data/patients.json",
+            "GEMINI_ENABLED": "false",
+            "VERTEX_PROJECT": "",
+            "VERTEX_LOCATION": "europe-west2",
+            "GEMINI_MODEL": "gemini-2.5-flash",
+            "LLM_TIMEOUT_SECONDS": "8",
         },
     ),
     ServiceSpec(

@@ -3,14 +3,16 @@ test results, near misses, stale criteria and determinism."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
 import pytest
 
 from assessment.engine import MAX_NEAR_MISSES, assess
-from assessment.knowledge import GuidelineKnowledge
+from assessment.knowledge import GuidelineKnowledge, KnowledgeCache
 from ng12_common.models import PatientRecord
+from ng12_common.retrieval_client import RetrievalClient
 
 
 def _record(**kw: Any) -> PatientRecord:
@@ -92,10 +94,15 @@ def test_test_results_used_unused_and_unknown(knowledge: GuidelineKnowledge) -> 
 
 
 def test_result_values_in_words(knowledge: GuidelineKnowledge) -> None:
-    sarcoma = _matched(knowledge, age=70, symptoms=["thigh pain"], test_results={"x_ray": "suggests bone sarcoma"})
+    sarcoma = _matched(
+        knowledge, age=70, symptoms=["thigh pain"], test_results={"x_ray": "suggests bone sarcoma"}
+    )
     assert "1.11.1" in sarcoma
     myeloma = _matched(
-        knowledge, age=65, symptoms=["back pain"], test_results={"serum_protein_electrophoresis": "suggests myeloma"}
+        knowledge,
+        age=65,
+        symptoms=["back pain"],
+        test_results={"serum_protein_electrophoresis": "suggests myeloma"},
     )
     assert "1.10.5" in myeloma
     psa = _matched(knowledge, age=62, symptoms=["erectile dysfunction"], test_results={"psa_ug_per_l": 5.0})
@@ -129,3 +136,38 @@ def test_deterministic_order(knowledge: GuidelineKnowledge) -> None:
 
     assert ranks == sorted(ranks, key=action_rank)
     assert first.top_action == first.matched[0].action
+
+
+def test_prefilter_changes_nothing(knowledge: GuidelineKnowledge) -> None:
+    """Skipping recommendations that need a concept the patient lacks gives the same outcome."""
+    records = [
+        _record(age=55, smoking_history="Current Smoker", symptoms=["unexplained hemoptysis", "fatigue"]),
+        _record(age=39, symptoms=["haemoptysis"]),
+        _record(age=62, symptoms=["erectile dysfunction"], test_results={"psa_ug_per_l": 5.0}),
+        _record(
+            age=6, gender="Female", symptoms=["parent has persistent concern about the child's symptoms"]
+        ),
+        _record(age=45, gender="Female", symptoms=["abdominal swelling"], exam_findings=["ascites"]),
+        _record(age=30, symptoms=[]),
+    ]
+    for record in records:
+        fast, full = assess(record, knowledge), assess(record, knowledge, prefilter=False)
+        assert fast.matched == full.matched and fast.near_misses == full.near_misses, record
+        assert fast.unmet_ids == full.unmet_ids
+
+
+def test_knowledge_cache_refetches_when_the_version_changes(retrieval_addr: str) -> None:
+    async def scenario() -> tuple[Any, Any, Any]:
+        client = RetrievalClient(retrieval_addr, timeout_seconds=10.0)
+        try:
+            cache = KnowledgeCache(client)
+            first = await cache.get()
+            same = await cache.get(first.index_version)
+            other = await cache.get("a-version-retrieval-does-not-serve")  # as after a re-index
+            return first, same, other
+        finally:
+            await client.close()
+
+    first, same, other = asyncio.run(scenario())
+    assert same is first
+    assert other is not first and other.index_version == first.index_version

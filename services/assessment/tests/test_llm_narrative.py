@@ -40,7 +40,9 @@ class FakeGenai:
 
 
 def _tool_call(patient_id: str) -> Any:
-    return SimpleNamespace(function_calls=[SimpleNamespace(name=PATIENT_TOOL, args={"patient_id": patient_id})])
+    return SimpleNamespace(
+        function_calls=[SimpleNamespace(name=PATIENT_TOOL, args={"patient_id": patient_id})]
+    )
 
 
 def _narrative(ids: list[str]) -> Callable[[dict[str, Any]], Any]:
@@ -81,7 +83,9 @@ def test_llm_writes_reasoning_and_uses_the_patient_tool(llm_app: Callable[[FakeM
     assert len(schema_calls) == 1
 
 
-def test_llm_claim_the_engine_did_not_make_goes_to_review(llm_app: Callable[[FakeModels], TestClient]) -> None:
+def test_llm_claim_the_engine_did_not_make_goes_to_review(
+    llm_app: Callable[[FakeModels], TestClient],
+) -> None:
     models = FakeModels(_narrative(["1.2.3"]), _tool_call)
     assessment = llm_app(models).post("/assess/PT-104").json()["assessment"]
     matched = [m["recommendation_id"] for m in assessment["matched_recommendations"]]

@@ -393,7 +393,11 @@ class EvalContext:
         criteria_by_id: Mapping[str, Criterion | Mapping[str, Any] | None] | None = None,
         labels: Mapping[str, str] | None = None,
         accept_provisional: bool = True,
+        describe_cache: dict[int, tuple[Any, str]] | None = None,
     ) -> None:
+        # node id -> (node, words); the node is kept so its id cannot be reused while cached.
+        # A long-lived caller (one knowledge base, many patients) may share one cache dict.
+        self.describe_cache: dict[int, tuple[Any, str]] = {} if describe_cache is None else describe_cache
         self.criteria_by_id: dict[str, Criterion | None] = {
             k: (parse_criteria(v) if v is not None else None) for k, v in (criteria_by_id or {}).items()
         }
@@ -594,8 +598,18 @@ def _symptom_words(node: Symptom, ctx: EvalContext) -> str:
 
 
 def describe(node: Criterion, ctx: EvalContext | None = None) -> str:
-    """GP-readable words for what a node requires."""
-    c = ctx or EvalContext()
+    """GP-readable words for what a node requires (memoised per context)."""
+    if ctx is None:
+        return _describe(node, EvalContext())
+    hit = ctx.describe_cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    words = _describe(node, ctx)
+    ctx.describe_cache[id(node)] = (node, words)
+    return words
+
+
+def _describe(node: Criterion, c: EvalContext) -> str:
     if node.label:
         return node.label
     if isinstance(node, AllOf):

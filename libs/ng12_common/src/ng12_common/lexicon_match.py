@@ -169,13 +169,14 @@ class _Index:
 
     def lookup(self, matched: str) -> tuple[str, str]:
         """The concept of a matched span (stop words the gap pattern allowed are dropped)."""
-        key = " ".join(w for w in matched.split() if w not in _STOP)
+        key = " ".join(w for w in matched.split() if w not in _STOP and w not in (",", ";"))
         return self.terms.get(key) or self.terms[matched]
 
 
 @lru_cache(maxsize=4096)
 def _compile_terms(ordered: tuple[str, ...]) -> re.Pattern[str]:
-    alts = [_GAP.join(re.escape(w) for w in t.split()) for t in ordered]
+    # A comma the GP types inside a term ("progressive, sub-acute loss ...") does not break it.
+    alts = [(r"(?: [,;])?" + _GAP).join(re.escape(w) for w in t.split()) for t in ordered]
     return re.compile(r"\b(?:" + "|".join(alts) + r")\b")
 
 

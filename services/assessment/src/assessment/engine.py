@@ -19,7 +19,15 @@ from typing import Any
 
 from assessment.knowledge import GuidelineKnowledge, RecInfo, rec_sort_key
 from assessment.risk import ACTION_WORDS, RISK_LEVELS, action_rank
-from ng12_common.criteria import ASSUMPTIONS, EvalContext, EvalResult, PatientFacts, evaluate_all
+from ng12_common.criteria import (
+    ASSUMPTIONS,
+    Criterion,
+    EvalContext,
+    EvalResult,
+    PatientFacts,
+    evaluate_all,
+    referenced_recs,
+)
 from ng12_common.lexicon_match import facts_from_record
 from ng12_common.models import MatchedRecommendation, NearMiss, PatientRecord, ReviewItem, UnusedTestResult
 
@@ -136,11 +144,32 @@ def _recommended_action(top: list[RecInfo]) -> str:
     return f"{words[0].upper()}{words[1:]}. {quoted}"
 
 
-def assess(record: PatientRecord, knowledge: GuidelineKnowledge) -> EngineOutcome:
+def relevant_criteria(knowledge: GuidelineKnowledge, facts: PatientFacts) -> dict[str, Criterion]:
+    """The criteria worth evaluating for these facts: all of them except those that can only be met
+    with a concept the patient does not have (those are unmet, and share no concept, so they are
+    not near misses either). The result is the same as evaluating everything, only faster."""
+    present = _patient_concepts(facts)
+    keep = {
+        rid: tree
+        for rid, tree in knowledge.criteria_by_id.items()
+        if not knowledge.needs_concept.get(rid, False)
+        or knowledge.reach_concepts.get(rid, frozenset()) & present
+    }
+    todo = list(keep)
+    while todo:  # rec_applies targets (and theirs) stay available to their dependants
+        for dep in referenced_recs(keep[todo.pop()]):
+            if dep in knowledge.criteria_by_id and dep not in keep:
+                keep[dep] = knowledge.criteria_by_id[dep]
+                todo.append(dep)
+    return keep
+
+
+def assess(record: PatientRecord, knowledge: GuidelineKnowledge, prefilter: bool = True) -> EngineOutcome:
     """Evaluate every usable NG12 criteria tree for this patient."""
     facts, _ = facts_from_record(record, knowledge.lexicon)
     _, unrecognised = facts_from_record(_record_without_tests(record), knowledge.lexicon)
-    context = EvalContext(knowledge.criteria_by_id, knowledge.labels)
+    criteria = relevant_criteria(knowledge, facts) if prefilter else knowledge.criteria_by_id
+    context = EvalContext(criteria, knowledge.labels, describe_cache=knowledge.describe_cache)
     results = evaluate_all(facts, context)
     met = [knowledge.recommendations[rid] for rid, res in results.items() if res.met]
     met.sort(key=lambda r: (action_rank(r.action), r.sort_key))
@@ -169,7 +198,7 @@ def assess(record: PatientRecord, knowledge: GuidelineKnowledge) -> EngineOutcom
         unrecognised=unrecognised,
         unused_test_results=_classify_tests(record, knowledge),
         needs_review=review,
-        unmet_ids=frozenset(rid for rid, res in results.items() if not res.met),
+        unmet_ids=frozenset(knowledge.criteria_by_id) - {r.id for r in met},
     )
 
 

@@ -17,7 +17,22 @@ from google.protobuf.json_format import MessageToDict
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.citations import guideline_ref
-from ng12_common.criteria import Criterion, parse_criteria, referenced_concepts
+from ng12_common.criteria import (
+    AllOf,
+    AnyOf,
+    AtLeast,
+    Criterion,
+    Finding,
+    History,
+    RecApplies,
+    Score,
+    Symptom,
+    Test,
+    TestByAge,
+    parse_criteria,
+    referenced_concepts,
+    referenced_recs,
+)
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient
@@ -33,6 +48,10 @@ _LEXICON_KINDS = frozenset(get_args(LexiconEntry.model_fields["kind"].annotation
 
 class KnowledgeUnavailable(Exception):
     """Retrieval answered, but what it serves cannot be used to assess (e.g. no criteria)."""
+
+
+class KnowledgeVersionChanged(KnowledgeUnavailable):
+    """The index version changed between fetching the recommendations and the lexicon."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +89,13 @@ class GuidelineKnowledge:
     labels: dict[str, str]
     criteria_by_id: dict[str, Criterion] = field(default_factory=dict)
     concepts_by_rec: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Concepts including those of `rec_applies` targets, and whether a rec can only be met with
+    # at least one of them present (then a patient with none of them cannot meet it).
+    reach_concepts: dict[str, frozenset[str]] = field(default_factory=dict)
+    needs_concept: dict[str, bool] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)  # rec id -> why its criteria are not used
+    # criteria.describe memo shared by every evaluation on this knowledge (words depend only on it)
+    describe_cache: dict[int, tuple[Any, str]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def safety_netting(self) -> list[RecInfo]:
@@ -142,7 +167,7 @@ def build_knowledge(
 ) -> GuidelineKnowledge:
     """Assemble the knowledge from the two retrieval answers (which must name the same version)."""
     if lexicon_version and lexicon_version != recs.index_version:
-        raise KnowledgeUnavailable(
+        raise KnowledgeVersionChanged(
             f"retrieval switched index version while loading ({recs.index_version} -> {lexicon_version})"
         )
     infos: dict[str, RecInfo] = {}
@@ -163,6 +188,8 @@ def build_knowledge(
     for rid, tree in criteria.items():
         refs = referenced_concepts(tree)
         concepts[rid] = frozenset(set().union(*refs.values()))
+    reach = {rid: _reach(rid, criteria, concepts, ()) for rid in criteria}
+    needs = {rid: _needs_concept(tree, criteria, ()) for rid, tree in criteria.items()}
     return GuidelineKnowledge(
         index_version=recs.index_version,
         guideline=guideline_ref(recs.guideline, recs.index_version),
@@ -171,18 +198,44 @@ def build_knowledge(
         labels={e.concept: e.label for e in lexicon},
         criteria_by_id=criteria,
         concepts_by_rec=concepts,
+        reach_concepts=reach,
+        needs_concept=needs,
         skipped=skipped,
     )
 
 
+def _reach(
+    rid: str, criteria: dict[str, Criterion], concepts: dict[str, frozenset[str]], path: tuple[str, ...]
+) -> frozenset[str]:
+    if rid in path or rid not in criteria:
+        return frozenset()
+    out = set(concepts.get(rid, frozenset()))
+    for dep in referenced_recs(criteria[rid]):
+        out |= _reach(dep, criteria, concepts, (*path, rid))
+    return frozenset(out)
+
+
+def _needs_concept(node: Criterion, criteria: dict[str, Criterion], path: tuple[str, ...]) -> bool:
+    """True when no way of meeting `node` avoids every concept atom (sound, conservative)."""
+    if isinstance(node, AllOf):
+        return any(_needs_concept(x, criteria, path) for x in node.of)
+    if isinstance(node, (AnyOf, AtLeast)):
+        return all(_needs_concept(x, criteria, path) for x in node.of)
+    if isinstance(node, Score):
+        return all(_needs_concept(i.criterion, criteria, path) for i in node.items)
+    if isinstance(node, (Symptom, Finding, History, Test, TestByAge)):
+        return True
+    if isinstance(node, RecApplies):
+        target = criteria.get(node.id)
+        if target is None or node.id in path:
+            return False
+        return _needs_concept(target, criteria, (*path, node.id))
+    return False  # age, sex, smoking, not
+
+
 async def fetch_knowledge(retrieval: RetrievalClient) -> GuidelineKnowledge:
     """Ask retrieval for the recommendations and the lexicon of its active index."""
-    recs_call = retrieval.get_recommendations()
-    get_lexicon = getattr(retrieval, "get_lexicon", None)
-    lex_call = (
-        get_lexicon() if get_lexicon is not None else retrieval._call("GetLexicon", pb.GetLexiconRequest())
-    )
-    recs, lexicon = await asyncio.gather(recs_call, lex_call)
+    recs, lexicon = await asyncio.gather(retrieval.get_recommendations(), retrieval.get_lexicon())
     return build_knowledge(recs, list(lexicon.terms), lexicon.index_version)
 
 
@@ -207,6 +260,9 @@ class KnowledgeCache:
             cached = self._current
             if cached is not None and (index_version is None or cached.index_version == index_version):
                 return cached
-            fresh = await fetch_knowledge(self._retrieval)
+            try:
+                fresh = await fetch_knowledge(self._retrieval)
+            except KnowledgeVersionChanged:  # an activation between the two calls: ask once more
+                fresh = await fetch_knowledge(self._retrieval)
             self._current = fresh
             return fresh

@@ -187,11 +187,12 @@ def build_graph(
 
     def _selection(state: ChatState) -> Selection:
         candidates: dict[str, tuple[Any, float]] = {}
+        knowledge = state.get("knowledge")
+        known = knowledge.recs if knowledge else {}
         for hit in state["hits"]:
             for rec in hit.canonical:
                 if rec.id not in candidates or hit.score > candidates[rec.id][1]:
-                    candidates[rec.id] = (rec_from_pb(rec), hit.score)
-        knowledge = state.get("knowledge")
+                    candidates[rec.id] = (known.get(rec.id) or rec_from_pb(rec), hit.score)
         turn = state["turn_state"]
         if state["query"].strategy != "direct":
             merged = state["meta"].state.merged(turn)

@@ -18,6 +18,7 @@ from chat.knowledge import Knowledge, Rec
 from ng12_common.criteria import evaluate_all
 
 SCORE_MARGIN = 0.15  # keep candidates within this of the best candidate
+_EVAL_CACHE: dict[tuple[str, str], dict[str, list[str]]] = {}  # evaluation per (index, facts)
 _AGE_MISSING = re.compile(r"age ≥ (\d+(?:\.\d+)?) \(patient is (\d+)\)")
 
 
@@ -39,8 +40,16 @@ def _evaluate(state: ClinicalState, knowledge: Knowledge) -> dict[str, list[str]
     """rec id -> missing criteria, for every rec with criteria ("" list when met)."""
     if not state.symptoms:
         return {}
-    results = evaluate_all(state.to_facts(), knowledge.context)
-    return {rid: ([] if r.met else r.missing) for rid, r in results.items()}
+    facts = state.to_facts()
+    key = (knowledge.version, facts.model_dump_json())
+    cached = _EVAL_CACHE.get(key)
+    if cached is None:
+        results = evaluate_all(facts, knowledge.context)
+        cached = {rid: ([] if r.met else r.missing) for rid, r in results.items()}
+        if len(_EVAL_CACHE) >= 1024:
+            _EVAL_CACHE.clear()
+        _EVAL_CACHE[key] = cached
+    return cached
 
 
 def select(
