@@ -135,3 +135,36 @@ def test_facts_from_record() -> None:
     assert unrecognised == ["sore throat", "mystery: odd"]
     node = {"op": "all", "of": [{"op": "age_gte", "value": 40}, {"op": "symptom", "concept": "haemoptysis"}]}
     assert evaluate(node, facts, EvalContext()).met
+
+
+def test_comma_inside_a_term_does_not_break_it() -> None:
+    lex = [
+        LexiconEntry(
+            concept="progressive_loss_of_central_neurological_function",
+            kind="symptom",
+            label="progressive, sub-acute loss of central neurological function",
+        )
+    ]
+    found = match_concepts("progressive, sub-acute loss of central neurological function", lex)
+    assert [m.concept for m in found] == ["progressive_loss_of_central_neurological_function"]
+
+
+def test_result_in_words_with_suggests() -> None:
+    lex = [
+        LexiconEntry(
+            concept="blood_tests_suggest_myeloma",
+            kind="finding",
+            label="results of the blood tests suggest myeloma",
+            synonyms=["results suggest myeloma"],
+        )
+    ]
+    facts, unrecognised = facts_from_record(
+        {
+            "age": 65,
+            "gender": "Male",
+            "symptoms": [],
+            "test_results": {"serum_protein_electrophoresis": "suggests myeloma"},
+        },
+        lex,
+    )
+    assert "blood_tests_suggest_myeloma" in facts.findings and unrecognised == []

@@ -186,9 +186,17 @@ def _index_cached(key: tuple[tuple[str, str, str, tuple[str, ...]], ...]) -> _In
     return _Index(entries)
 
 
+_LAST_INDEX: list[tuple[Sequence[LexiconEntry], int, _Index]] = []
+
+
 def _index(lexicon: Sequence[LexiconEntry]) -> _Index:
+    # The same lexicon object is passed for every phrase of every patient: skip re-keying it.
+    if _LAST_INDEX and _LAST_INDEX[0][0] is lexicon and _LAST_INDEX[0][1] == len(lexicon):
+        return _LAST_INDEX[0][2]
     key = tuple((e.concept, e.kind, e.label, tuple(e.synonyms)) for e in lexicon)
-    return _index_cached(key)
+    idx = _index_cached(key)
+    _LAST_INDEX[:] = [(lexicon, len(lexicon), idx)]
+    return idx
 
 
 def _segments(text: str, protected: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -26,7 +26,6 @@ from ng12_common.criteria import (
     EvalResult,
     PatientFacts,
     evaluate_all,
-    referenced_recs,
 )
 from ng12_common.lexicon_match import facts_from_record
 from ng12_common.models import MatchedRecommendation, NearMiss, PatientRecord, ReviewItem, UnusedTestResult
@@ -157,8 +156,8 @@ def relevant_criteria(knowledge: GuidelineKnowledge, facts: PatientFacts) -> dic
     }
     todo = list(keep)
     while todo:  # rec_applies targets (and theirs) stay available to their dependants
-        for dep in referenced_recs(keep[todo.pop()]):
-            if dep in knowledge.criteria_by_id and dep not in keep:
+        for dep in knowledge.deps.get(todo.pop(), frozenset()):
+            if dep not in keep:
                 keep[dep] = knowledge.criteria_by_id[dep]
                 todo.append(dep)
     return keep

@@ -93,6 +93,7 @@ class GuidelineKnowledge:
     # at least one of them present (then a patient with none of them cannot meet it).
     reach_concepts: dict[str, frozenset[str]] = field(default_factory=dict)
     needs_concept: dict[str, bool] = field(default_factory=dict)
+    deps: dict[str, frozenset[str]] = field(default_factory=dict)  # rec -> its rec_applies targets
     skipped: dict[str, str] = field(default_factory=dict)  # rec id -> why its criteria are not used
     # criteria.describe memo shared by every evaluation on this knowledge (words depend only on it)
     describe_cache: dict[int, tuple[Any, str]] = field(default_factory=dict, compare=False, repr=False)
@@ -200,6 +201,7 @@ def build_knowledge(
         concepts_by_rec=concepts,
         reach_concepts=reach,
         needs_concept=needs,
+        deps={rid: frozenset(referenced_recs(tree)) & set(criteria) for rid, tree in criteria.items()},
         skipped=skipped,
     )
 
