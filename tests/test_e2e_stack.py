@@ -193,7 +193,10 @@ def test_admin_reingestion_creates_and_activates_a_new_version(stack, api: httpx
     assert api.post("/api/v1/admin/ingestions", json={}).status_code == 401
     headers = {"X-Admin-Key": "e2e-admin-key"}
     before = api.get("/api/v1/admin/indexes", headers=headers).json()
-    r = api.post("/api/v1/admin/ingestions", json={"activate": True}, headers=headers)
+    rid = f"e2e-ingest-{uuid.uuid4().hex}"
+    r = api.post(
+        "/api/v1/admin/ingestions", json={"activate": True}, headers={**headers, "X-Request-ID": rid}
+    )
     assert r.status_code == 202, r.text
     job_id = r.json()["job_id"]
     deadline = time.monotonic() + 300
@@ -208,6 +211,25 @@ def test_admin_reingestion_creates_and_activates_a_new_version(stack, api: httpx
     assert after["active_version"] != before["active_version"]
     r = api.post("/api/v1/chat", json={"session_id": "e2e-v2", "message": "haemoptysis"})
     assert r.json()["guideline"]["index_version"] == after["active_version"]
+    # the request id travelled in the Celery task headers into the worker's logs
+    assert rid in _log(stack, "ingestion-worker")
+
+
+def test_every_service_exposes_prometheus_metrics(stack) -> None:  # type: ignore[no-untyped-def]
+    cfg = stack.cfg
+    ports = {
+        "gateway": cfg.gateway_port,
+        "assessment": cfg.assessment_port,
+        "chat": cfg.chat_port,
+        "retrieval": cfg.retrieval_metrics_port,
+        "ingestion-worker": cfg.worker_metrics_port,
+    }
+    for name, port in ports.items():
+        body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        assert "ng12_" in body, f"{name} exposes no ng12_ metrics"
+    retrieval = httpx.get(f"http://127.0.0.1:{cfg.retrieval_metrics_port}/metrics", timeout=5).text
+    assert "ng12_grpc_server_requests_total" in retrieval
+    assert "ng12_retrieval_active_index_version" in retrieval
 
 
 def test_retrieval_down_gives_503_within_deadline(stack, api: httpx.Client) -> None:  # type: ignore[no-untyped-def]

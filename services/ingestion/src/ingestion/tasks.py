@@ -7,12 +7,21 @@ from typing import Any
 
 import grpc
 from celery import Task
+from prometheus_client import Counter, Histogram
 
 from ingestion.celery_app import app, settings
 from ingestion.pipeline import ingest_pdf as run_pipeline
 from ng12_common.logs import get_logger
 
 log = get_logger("ingestion.tasks")
+
+
+INGESTIONS = Counter("ng12_ingestion_tasks_total", "Ingestion tasks run, by outcome.", ["outcome"])
+INGESTION_SECONDS = Histogram(
+    "ng12_ingestion_task_duration_seconds",
+    "Time to parse the PDF, build and upload an index version.",
+    buckets=(5, 10, 20, 30, 45, 60, 90, 120, 180, 300, 600),
+)
 
 
 class IngestionFailed(RuntimeError):
@@ -33,17 +42,23 @@ def ingest_pdf(self: Task, pdf_path: str | None = None, activate: bool = True) -
             log.warning("progress_not_recorded", stage=stage, error=repr(exc))
 
     log.info("ingest_started", pdf=str(path), activate=activate)
+    outcome = "failed"
     try:
-        return run_pipeline(
-            path,
-            settings.retrieval_addr,
-            kb_dir=settings.kb_dir,
-            activate=activate,
-            batch_size=settings.upload_batch_size,
-            timeout=settings.retrieval_timeout_seconds,
-            progress=progress,
-        )
+        with INGESTION_SECONDS.time():
+            result = run_pipeline(
+                path,
+                settings.retrieval_addr,
+                kb_dir=settings.kb_dir,
+                activate=activate,
+                batch_size=settings.upload_batch_size,
+                timeout=settings.retrieval_timeout_seconds,
+                progress=progress,
+            )
+        outcome = "succeeded"
+        return result
     except grpc.RpcError as exc:  # gRPC errors do not pickle; report what retrieval said
         code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
         details = exc.details() if hasattr(exc, "details") else str(exc)
         raise IngestionFailed(f"retrieval refused the index build ({code}): {details}") from None
+    finally:
+        INGESTIONS.labels(outcome=outcome).inc()

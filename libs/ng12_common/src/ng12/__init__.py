@@ -1,0 +1,1 @@
+"""Generated gRPC stubs of the NG12 contracts (see proto/; regenerate with `make proto`)."""
