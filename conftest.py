@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tests.support import find_pdf, free_port, start_process, stop_process, wait_for
+from tests.support import RetrievalProcess, find_pdf, start_retrieval, stop_process
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -43,46 +42,6 @@ def redis_url() -> str:
     except redis.RedisError as exc:
         pytest.fail(f"tests need a real Redis at {REDIS_URL} (set TEST_REDIS_URL): {exc}")
     return REDIS_URL
-
-
-@dataclass
-class RetrievalProcess:
-    addr: str
-    port: int
-    metrics_port: int
-    chroma_dir: Path
-    log_path: Path
-    version: str
-
-
-def start_retrieval(tmp: Path, port: int | None = None) -> tuple[object, int, int, Path]:
-    port = port or free_port()
-    metrics_port = free_port()
-    env = {
-        **os.environ,
-        "GRPC_HOST": "127.0.0.1",
-        "GRPC_PORT": str(port),
-        "METRICS_PORT": str(metrics_port),
-        "CHROMA_DIR": str(tmp / "chroma"),
-        "LOG_LEVEL": "INFO",
-        "ENVIRONMENT": "test",
-    }
-    log_path = tmp / "retrieval.log"
-    proc = start_process(["-m", "retrieval"], env, log_path)
-    from ng12_common.healthcheck import check_grpc
-
-    def _up() -> bool:
-        if proc.poll() is not None:
-            raise RuntimeError(f"retrieval exited with {proc.returncode}; see {log_path}")
-        import grpc
-
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
-            grpc.channel_ready_future(ch).result(timeout=0.5)
-        return True
-
-    wait_for(_up, 120, 0.5, "retrieval gRPC port")
-    _ = check_grpc  # health is SERVING only once an index is active
-    return proc, port, metrics_port, log_path
 
 
 @pytest.fixture(scope="session")

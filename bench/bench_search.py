@@ -18,11 +18,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import grpc
 
-from conftest import start_retrieval
 from ingestion.pipeline import ingest_pdf
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
-from tests.support import find_pdf, stop_process
+from tests.support import find_pdf, start_retrieval, stop_process
 
 SYMPTOMS = [
     "haemoptysis",

@@ -31,9 +31,8 @@ def main() -> int:
     from assessment.app import create_app
     from assessment.dev_eval import case_record, score_case, summary
     from assessment.settings import AssessmentSettings
-    from conftest import start_retrieval
     from ingestion.pipeline import ingest_pdf
-    from tests.support import find_pdf, stop_process
+    from tests.support import find_pdf, start_retrieval, stop_process
 
     cases = json.loads(CASES.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="eval-assessment-") as tmp_dir:

@@ -138,9 +138,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         addr = args.retrieval_addr
         if not addr:
-            from conftest import start_retrieval
             from ingestion.pipeline import ingest_pdf
-            from tests.support import find_pdf
+            from tests.support import find_pdf, start_retrieval
 
             proc, port, _m, _log = start_retrieval(Path(tmp))
             addr = f"127.0.0.1:{port}"

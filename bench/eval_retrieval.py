@@ -19,12 +19,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from conftest import start_retrieval  # noqa: E402
 from ingestion.pipeline import ingest_pdf  # noqa: E402
 from retrieval.embeddings import CachedQueryEmbedder, LocalMiniLM  # noqa: E402
 from retrieval.index_store import IndexStore  # noqa: E402
 from retrieval.search import SearchConfig, SearchParams, run_search  # noqa: E402
-from tests.support import find_pdf, stop_process  # noqa: E402
+from tests.support import (  # noqa: E402
+    find_pdf,
+    start_retrieval,
+    stop_process,
+)
 
 EVAL_DIR = Path(REPO.parent / "shared" / "eval-dev")
 CONFIGS = {

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,3 +64,41 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+@dataclass
+class RetrievalProcess:
+    addr: str
+    port: int
+    metrics_port: int
+    chroma_dir: Path
+    log_path: Path
+    version: str
+
+
+def start_retrieval(tmp: Path, port: int | None = None) -> tuple[object, int, int, Path]:
+    port = port or free_port()
+    metrics_port = free_port()
+    env = {
+        **os.environ,
+        "GRPC_HOST": "127.0.0.1",
+        "GRPC_PORT": str(port),
+        "METRICS_PORT": str(metrics_port),
+        "CHROMA_DIR": str(tmp / "chroma"),
+        "LOG_LEVEL": "INFO",
+        "ENVIRONMENT": "test",
+    }
+    log_path = tmp / "retrieval.log"
+    proc = start_process(["-m", "retrieval"], env, log_path)
+
+    def _up() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f"retrieval exited with {proc.returncode}; see {log_path}")
+        import grpc
+
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            grpc.channel_ready_future(ch).result(timeout=0.5)
+        return True
+
+    wait_for(_up, 120, 0.5, "retrieval gRPC port")
+    return proc, port, metrics_port, log_path

@@ -14,12 +14,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from conftest import RetrievalProcess, start_retrieval
 from ingestion.index_upload import IndexBuildFailed, upload_index
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
 from ng12_common.knowledge import KnowledgeBase
-from tests.support import stop_process
+from tests.support import RetrievalProcess, start_retrieval, stop_process
 
 
 def _slice(kb: KnowledgeBase, n: int) -> KnowledgeBase:
