@@ -33,7 +33,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CASES = ROOT.parent / "shared" / "eval-dev" / "chat_dev.json"
+from tests.support import find_eval_dev  # noqa: E402
+
+CASES = find_eval_dev("chat_dev.json")
 STOP = set(
     "a an the of in on at to for and or with by is are be if as that this it its their they them "
     "do does not no any all who which what when from using use people person".split()

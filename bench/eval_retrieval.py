@@ -24,12 +24,13 @@ from retrieval.embeddings import CachedQueryEmbedder, LocalMiniLM  # noqa: E402
 from retrieval.index_store import IndexStore  # noqa: E402
 from retrieval.search import SearchConfig, SearchParams, run_search  # noqa: E402
 from tests.support import (  # noqa: E402
+    find_eval_dev,
     find_pdf,
     start_retrieval,
     stop_process,
 )
 
-EVAL_DIR = Path(REPO.parent / "shared" / "eval-dev")
+EVAL_DIR = find_eval_dev("chat_dev.json").parent
 CONFIGS = {
     "dense only": SearchConfig(use_lexical=False, rerank=False),
     "BM25 only": SearchConfig(use_dense=False, rerank=False),

@@ -102,3 +102,16 @@ def start_retrieval(tmp: Path, port: int | None = None) -> tuple[object, int, in
 
     wait_for(_up, 120, 0.5, "retrieval gRPC port")
     return proc, port, metrics_port, log_path
+
+
+def find_eval_dev(name: str) -> Path:
+    """A development-case file: $NG12_EVAL_DEV/name, else ../shared/eval-dev or /work/shared/eval-dev."""
+    candidates = [
+        Path(os.environ.get("NG12_EVAL_DEV", "/nonexistent")) / name,
+        REPO.parent / "shared" / "eval-dev" / name,
+        Path("/work/shared/eval-dev") / name,
+    ]
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise FileNotFoundError(f"development cases {name} not found; set NG12_EVAL_DEV to the eval-dev folder")

@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
 from assessment.dev_eval import case_record, score_case, summary
+from tests.support import find_eval_dev
 
-CASES_FILE = Path(__file__).resolve().parents[4] / "shared" / "eval-dev" / "assessment_dev.json"
-
-
-def _cases() -> list[dict[str, Any]]:
-    if not CASES_FILE.exists():
-        return []
-    cases: list[dict[str, Any]] = json.loads(CASES_FILE.read_text(encoding="utf-8"))
-    return cases
+CASES_FILE = find_eval_dev("assessment_dev.json")
+CASES: list[dict[str, Any]] = json.loads(CASES_FILE.read_text(encoding="utf-8"))
 
 
-CASES = _cases()
-
-
-@pytest.mark.skipif(not CASES, reason=f"{CASES_FILE} is not available")
 def test_every_dev_case_is_fully_correct(live_client: TestClient) -> None:
     scores = []
     for case in CASES:

@@ -7,12 +7,13 @@ import re
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-DEV = Path(__file__).resolve().parents[4] / "shared" / "eval-dev" / "chat_dev.json"
+from tests.support import find_eval_dev
+
+DEV = find_eval_dev("chat_dev.json")
 
 
 @pytest.fixture
