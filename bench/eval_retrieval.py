@@ -2,10 +2,11 @@
 
 Queries: the standalone turns of ../shared/eval-dev/chat_dev.json (single-turn questions and
 the first turn of each conversation; refusals excluded) in chat mode, and the development
-patients of assessment_dev.json in assessment mode (symptoms + findings as the query, the
-patient profile for reranking). Expected: each case's must_cite ids. Configurations: dense
-only, BM25 only, hybrid (RRF and weighted fusion), hybrid + rerank. Runs on the real index:
-a real retrieval server builds it from the NG12 PDF, then the store is opened in-process.
+patients of assessment_dev.json in assessment mode (symptoms, findings, history and textual
+test results as the query; the patient profile for reranking). Expected: each case's
+must_cite ids. Configurations: dense only, BM25 only, hybrid (RRF and weighted fusion),
+hybrid + rerank. Runs on the real index: a real retrieval server builds it from the NG12 PDF,
+then the store is opened in-process.
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ def load_queries() -> list[Query]:
         expected += [group[0] for group in case["expected"].get("must_cite_any", [])]
         if not expected:
             continue
-        text = "; ".join(case["symptoms"] + case.get("exam_findings", []) + case.get("history", []))
+        tests = case.get("test_results", {})
+        results = [f"{k.replace('_', ' ')} {v}" for k, v in tests.items() if isinstance(v, str)]
+        text = "; ".join(case["symptoms"] + case.get("exam_findings", []) + case.get("history", []) + results)
         patient = {
             "age": case["age"],
             "sex": case["gender"].lower(),

@@ -48,3 +48,13 @@ def test_profile_and_query() -> None:
         "symptoms": ["unexplained hemoptysis", "fatigue"],
     }
     assert symptom_query(record) == "unexplained hemoptysis, fatigue"
+
+
+def test_query_includes_test_results_reported_in_words() -> None:
+    record = PatientRecord(
+        age=45,
+        gender="Female",
+        symptoms=["changing pigmented lesion"],
+        test_results={"dermoscopy": "suggests melanoma", "psa_ug_per_l": 5.2},
+    )
+    assert symptom_query(record) == "changing pigmented lesion, dermoscopy suggests melanoma"

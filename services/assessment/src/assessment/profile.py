@@ -49,5 +49,8 @@ def search_profile(record: PatientRecord) -> dict[str, Any]:
 
 
 def symptom_query(record: PatientRecord) -> str:
-    """The retrieval query for an assessment: the presenting conditions, then the findings, joined."""
-    return ", ".join(s.strip() for s in [*record.symptoms, *record.exam_findings] if s.strip())
+    """The retrieval query for an assessment: the presenting conditions, then the findings
+    (examination findings and test results reported in words, e.g. "dermoscopy suggests
+    melanoma"), joined."""
+    reported = [f"{k.replace('_', ' ')} {v}" for k, v in record.test_results.items() if isinstance(v, str)]
+    return ", ".join(s.strip() for s in [*record.symptoms, *record.exam_findings, *reported] if s.strip())
