@@ -69,7 +69,7 @@ def version_to_pb(r: VersionRecord) -> pb.IndexVersion:
     )
 
 
-def hit_to_pb(h: ScoredHit, canonical: dict[str, pb.CanonicalRecommendation]) -> pb.Hit:
+def hit_to_pb(h: ScoredHit, canonical: dict[str, pb.CanonicalRecommendation], metadata: Struct) -> pb.Hit:
     c = h.chunk
     return pb.Hit(
         chunk_id=c.id,
@@ -83,5 +83,5 @@ def hit_to_pb(h: ScoredHit, canonical: dict[str, pb.CanonicalRecommendation]) ->
         boosts=[pb.Boost(name=b.name, value=b.value, reason=b.reason) for b in h.boosts],
         dense_score=round(h.dense, 6),
         lexical_score=round(h.lexical, 6),
-        metadata=dict_to_struct(c.metadata),
+        metadata=metadata,
     )

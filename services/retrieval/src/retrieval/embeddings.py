@@ -100,6 +100,15 @@ class CachedQueryEmbedder:
         self.hits = 0
         self.misses = 0
 
+    def cached(self, text: str) -> Vector | None:
+        """The cached embedding of a query, or None (no model call)."""
+        with self._lock:
+            vec = self._cache.get(text)
+            if vec is not None:
+                self._cache.move_to_end(text)
+                self.hits += 1
+            return vec
+
     def embed_query(self, text: str) -> Vector:
         with self._lock:
             vec = self._cache.get(text)

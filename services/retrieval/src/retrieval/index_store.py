@@ -76,6 +76,9 @@ class ServingIndex:
     lexical: LexicalIndex
     normaliser: Any  # search.QueryNormaliser, built once per version
     canonical_pb: dict[str, Any]  # id -> pb.CanonicalRecommendation, built once per version
+    metadata_pb: dict[str, Any]  # chunk id -> Struct of its metadata, built once per version
+    guideline_pb: Any  # pb.GuidelineInfo of this version
+    row_of: dict[str, int]  # chunk id -> row in `order`
 
 
 class IndexStore:
@@ -309,7 +312,7 @@ class IndexStore:
             raise RuntimeError(f"index {record.version}: Chroma collection is missing embeddings")
         by_id = dict(zip(got["ids"], list(embeddings), strict=True))
         matrix = np.asarray([by_id[i] for i in order], dtype=np.float32)
-        from retrieval.convert import canonical_from_dict
+        from retrieval.convert import canonical_from_dict, dict_to_struct, guideline_to_pb
         from retrieval.search import QueryNormaliser
 
         canonical = json.loads((folder / "canonical.json").read_text(encoding="utf-8"))
@@ -325,6 +328,9 @@ class IndexStore:
             lexical=LexicalIndex.load(folder / "bm25"),
             normaliser=QueryNormaliser(lexicon),
             canonical_pb={k: canonical_from_dict(v) for k, v in canonical.items()},
+            metadata_pb={cid: dict_to_struct(c.metadata) for cid, c in chunks.items()},
+            guideline_pb=guideline_to_pb(record.guideline),
+            row_of={cid: i for i, cid in enumerate(order)},
         )
 
     def _prune(self) -> None:

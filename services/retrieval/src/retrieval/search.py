@@ -128,16 +128,22 @@ def run_search(
     embedder: CachedQueryEmbedder,
     p: SearchParams,
     config: SearchConfig = DEFAULT_CONFIG,
+    query_vector: np.ndarray | None = None,
+    dense_error: str = "",
 ) -> SearchOutcome:
+    """Rank chunks for one query. The caller may pass the query's embedding (computed off the
+    event loop) or the reason it could not be computed (the search then degrades to BM25)."""
     normalized = serving.normaliser(p.query)
     fetch_k = 3 * p.top_k
-    row_of = {cid: i for i, cid in enumerate(serving.order)}
+    row_of = serving.row_of
     ranks: dict[int, dict[str, int]] = {}
     degraded, reason = False, ""
     sims: np.ndarray | None = None
     if config.use_dense:
         try:
-            qv = embedder.embed_query(normalized)
+            if dense_error:
+                raise RuntimeError(dense_error)
+            qv = query_vector if query_vector is not None else embedder.embed_query(normalized)
             sims = serving.matrix @ qv
             where: dict[str, Any] | None = {"doc_type": {"$in": list(p.doc_types)}} if p.doc_types else None
             n = min(fetch_k * 2 if (p.sections or p.recommendation_ids) else fetch_k, len(serving.order))

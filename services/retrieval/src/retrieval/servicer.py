@@ -114,14 +114,27 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
             sections=list(request.filters.sections),
             recommendation_ids=list(request.filters.recommendation_ids),
         )
-        loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(None, run_search, serving, self.embedder, params)
+        # Embedding is the only slow step: new queries are embedded off the event loop; the
+        # ranking itself (~1-2 ms) runs inline.
+        normalized = serving.normaliser(request.query)
+        vector = self.embedder.cached(normalized)
+        dense_error = ""
+        if vector is None:
+            try:
+                loop = asyncio.get_running_loop()
+                vector = await loop.run_in_executor(None, self.embedder.embed_query, normalized)
+            except Exception as exc:  # noqa: BLE001 - the search degrades to BM25 and says why
+                dense_error = f"query embedding failed: {type(exc).__name__}: {exc}"
+        outcome = run_search(serving, self.embedder, params, query_vector=vector, dense_error=dense_error)
         if outcome.degraded:
             SEARCH_DEGRADED.inc()
         return pb.SearchResponse(
-            hits=[convert.hit_to_pb(h, serving.canonical_pb) for h in outcome.hits],
+            hits=[
+                convert.hit_to_pb(h, serving.canonical_pb, serving.metadata_pb[h.chunk.id])
+                for h in outcome.hits
+            ],
             index_version=serving.record.version,
-            guideline=convert.guideline_to_pb(serving.record.guideline),
+            guideline=serving.guideline_pb,
             normalized_query=outcome.normalized_query,
             degraded=outcome.degraded,
             degraded_reason=outcome.degraded_reason,
