@@ -11,6 +11,7 @@ never shown as a quote.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.models import BoostOut, Citation, GuidelineRef, Passage
@@ -18,21 +19,39 @@ from ng12_common.models import BoostOut, Citation, GuidelineRef, Passage
 VERBATIM_DOC_TYPES = frozenset({"guideline_text", "page_text"})
 
 
+class RecommendationLike(Protocol):
+    """Anything carrying a numbered recommendation's id, section, printed page and verbatim text."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def section(self) -> str: ...
+
+    @property
+    def page(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+def recommendation_citation(rec: RecommendationLike, score: float | None = None) -> Citation:
+    """The citation of one numbered recommendation: its canonical text, verbatim, and page."""
+    return Citation(
+        recommendation_id=rec.id,
+        section=rec.section,
+        page=rec.page,
+        chunk_id=f"ng12:rec:{rec.id}",
+        excerpt=rec.text,
+        doc_type="rule_canonical",
+        score=score,
+    )
+
+
 def hit_to_citations(hit: pb.Hit) -> list[Citation]:
     """Citations for one hit: its canonical recommendations, or the verbatim passage."""
     if hit.canonical:
-        return [
-            Citation(
-                recommendation_id=rec.id,
-                section=rec.section,
-                page=rec.page,
-                chunk_id=f"ng12:rec:{rec.id}",
-                excerpt=rec.text,
-                doc_type="rule_canonical",
-                score=hit.score,
-            )
-            for rec in hit.canonical
-        ]
+        return [recommendation_citation(rec, hit.score) for rec in hit.canonical]
     if hit.doc_type in VERBATIM_DOC_TYPES:
         return [
             Citation(

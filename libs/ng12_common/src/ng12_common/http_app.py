@@ -172,3 +172,11 @@ def install_common(app: FastAPI, service: str) -> None:
             status_code=200 if ready else 503,
             content={"status": "ready" if ready else "not_ready", "service": service, "checks": results},
         )
+
+
+def serve(app: FastAPI, host: str, port: int) -> None:
+    """Run an HTTP service with uvicorn: our JSON logging (log_config=None), no uvicorn access
+    log (AccessLogMiddleware writes one), graceful shutdown on SIGTERM."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, access_log=False, log_config=None, timeout_graceful_shutdown=10)

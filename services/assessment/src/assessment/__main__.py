@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 
-import uvicorn
-
 from assessment.app import SERVICE, create_app
 from assessment.patients import JsonPatientStore, PatientStoreError
 from assessment.settings import AssessmentSettings
+from ng12_common.http_app import serve
 from ng12_common.logs import configure_logging
 from ng12_common.settings import load_settings
 
@@ -21,15 +20,7 @@ def main() -> None:
     except PatientStoreError as exc:
         sys.stderr.write(f"{SERVICE}: {exc}\n")
         raise SystemExit(2) from None
-    # log_config=None keeps our JSON logging; uvicorn handles SIGTERM with a graceful shutdown.
-    uvicorn.run(
-        create_app(settings, store),
-        host=settings.host,
-        port=settings.port,
-        access_log=False,
-        log_config=None,
-        timeout_graceful_shutdown=10,
-    )
+    serve(create_app(settings, store), settings.host, settings.port)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from assessment.llm import GeminiSteps, LlmFailed
 from assessment.narrative import llm_payload, rules_reasoning
 from assessment.patients import PatientStore
 from assessment.profile import search_profile, symptom_query
-from ng12_common.citations import guideline_ref, hits_to_citations
+from ng12_common.citations import guideline_ref, hits_to_citations, recommendation_citation
 from ng12_common.logs import get_logger
 from ng12_common.models import (
     Assessment,
@@ -68,14 +68,7 @@ def _route(next_node: str) -> Any:
 
 
 def rec_citation(rec: RecInfo) -> Citation:
-    return Citation(
-        recommendation_id=rec.id,
-        section=rec.section,
-        page=rec.page,
-        chunk_id=f"ng12:rec:{rec.id}",
-        excerpt=rec.text,
-        doc_type="rule_canonical",
-    )
+    return recommendation_citation(rec)
 
 
 def build_citations(outcome: EngineOutcome, retrieved: list[Citation]) -> list[Citation]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import uvicorn
-
 from chat.app import SERVICE, create_app
 from chat.settings import ChatSettings
+from ng12_common.http_app import serve
 from ng12_common.logs import configure_logging
 from ng12_common.settings import load_settings
 
@@ -13,15 +12,7 @@ from ng12_common.settings import load_settings
 def main() -> None:
     settings = load_settings(ChatSettings, SERVICE)
     configure_logging(SERVICE, settings.log_level)
-    # log_config=None keeps our JSON logging; uvicorn handles SIGTERM with a graceful shutdown.
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        access_log=False,
-        log_config=None,
-        timeout_graceful_shutdown=10,
-    )
+    serve(create_app(settings), settings.host, settings.port)
 
 
 if __name__ == "__main__":

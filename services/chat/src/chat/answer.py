@@ -13,6 +13,7 @@ from collections import OrderedDict
 
 from chat.knowledge import Rec
 from chat.selection import Selection
+from ng12_common.citations import recommendation_citation
 from ng12_common.models import Citation
 
 DISCLAIMER = "Guideline information to support clinical judgement; not a diagnosis or a referral decision."
@@ -53,15 +54,7 @@ def cite_tag(citation: Citation) -> str:
 
 
 def rec_citation(rec: Rec, score: float | None = None) -> Citation:
-    return Citation(
-        recommendation_id=rec.id,
-        section=rec.section,
-        page=rec.page,
-        chunk_id=f"ng12:rec:{rec.id}",
-        excerpt=rec.text,
-        doc_type="rule_canonical",
-        score=score,
-    )
+    return recommendation_citation(rec, score)
 
 
 def quote_term(message: str) -> str | None:
