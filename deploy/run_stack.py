@@ -17,6 +17,7 @@ Also importable: tests start a stack on free ports with `Stack(StackConfig(...))
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -293,9 +294,14 @@ def _terminate(proc: subprocess.Popen[bytes], timeout: float) -> None:
 
 
 def _has_active_index(cfg: StackConfig) -> bool:
-    return (cfg.var_dir / "chroma" / "registry.json").exists() and '"active": "v' in (
-        cfg.var_dir / "chroma" / "registry.json"
-    ).read_text(encoding="utf-8")
+    """True when retrieval's registry (var/chroma/registry.json) names an active version."""
+    registry = cfg.var_dir / "chroma" / "registry.json"
+    if not registry.is_file():
+        return False
+    try:
+        return bool(json.loads(registry.read_text(encoding="utf-8")).get("active"))
+    except (OSError, ValueError):
+        return False
 
 
 def main() -> int:

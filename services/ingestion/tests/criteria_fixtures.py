@@ -18,9 +18,10 @@ import pytest
 
 from ng12_common.criteria import EvalContext, EvalResult, PatientFacts, evaluate_all
 from ng12_common.knowledge import LexiconEntry, Recommendation, SymptomRow
+from tests.support import find_eval_dev
 
 NG12_PDF = Path(os.environ.get("NG12_PDF") or "/work/shared/ng12/ng12.pdf")
-DEV_CASES = Path(os.environ.get("NG12_DEV_CASES") or "/work/shared/eval-dev/assessment_dev.json")
+DEV_CASES = find_eval_dev("assessment_dev.json")
 
 Parsed = tuple[tuple[Recommendation, ...], tuple[SymptomRow, ...]]
 
@@ -95,8 +96,6 @@ def met_ids(ctx: EvalContext, **facts: Any) -> set[str]:
 
 
 def dev_cases() -> list[dict[str, Any]]:
-    if not DEV_CASES.exists():
-        pytest.skip(f"dev cases not found at {DEV_CASES}")
     data: list[dict[str, Any]] = json.loads(DEV_CASES.read_text(encoding="utf-8"))
     return data
 

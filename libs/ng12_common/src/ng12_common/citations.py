@@ -16,7 +16,7 @@ from typing import Protocol
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.models import BoostOut, Citation, GuidelineRef, Passage
 
-VERBATIM_DOC_TYPES = frozenset({"guideline_text", "page_text"})
+VERBATIM_DOC_TYPES = frozenset({"guideline_text"})
 
 
 class RecommendationLike(Protocol):

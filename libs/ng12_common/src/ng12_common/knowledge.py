@@ -40,7 +40,7 @@ ACTION_ORDER: tuple[str, ...] = (
 Strength = Literal["refer", "offer", "consider", "other"]
 Timeframe = Literal["immediate", "48 hours", "2 weeks", "none"]
 CriteriaStatus = Literal["derived", "curated", "stale", "none"]
-DocType = Literal["rule_canonical", "rule_search", "symptom_index", "guideline_text", "page_text"]
+DocType = Literal["rule_canonical", "rule_search", "symptom_index", "guideline_text"]
 
 
 def normalise_text(text: str) -> str:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from typing import Any
 
 import redis
+from celery import states
 from celery.signals import worker_ready
 from prometheus_client import start_http_server
 
@@ -37,14 +39,19 @@ def bootstrap_if_empty(wait_seconds: float = 120.0) -> str | None:
                 return None
             time.sleep(1.0)
     client = redis.Redis.from_url(settings.redis_url)
-    if not client.set(BOOTSTRAP_LOCK, "1", nx=True, ex=900):
-        log.info("bootstrap_skipped", reason="another worker enqueued it")
+    previous = client.get(BOOTSTRAP_LOCK)
+    if previous is not None and app.AsyncResult(previous.decode()).state in states.READY_STATES:
+        # the earlier bootstrap ended (e.g. failed on a missing PDF) and still nothing is served
+        client.delete(BOOTSTRAP_LOCK)
+    task_id = str(uuid.uuid4())
+    if not client.set(BOOTSTRAP_LOCK, task_id, nx=True, ex=900):
+        log.info("bootstrap_skipped", reason="another worker's bootstrap ingestion is under way")
         return None
-    result = app.send_task(
-        "ingestion.ingest_pdf", kwargs={"pdf_path": str(settings.ng12_pdf), "activate": True}
+    app.send_task(
+        "ingestion.ingest_pdf", kwargs={"pdf_path": str(settings.ng12_pdf), "activate": True}, task_id=task_id
     )
-    log.info("bootstrap_enqueued", task_id=result.id, pdf=str(settings.ng12_pdf))
-    return str(result.id)
+    log.info("bootstrap_enqueued", task_id=task_id, pdf=str(settings.ng12_pdf))
+    return task_id
 
 
 @worker_ready.connect

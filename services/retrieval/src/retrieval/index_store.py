@@ -29,7 +29,7 @@ from retrieval.registry import Registry, VersionRecord, now_iso, write_json_atom
 
 log = get_logger("retrieval.index")
 
-SEARCH_DOC_TYPES = ("rule_search", "symptom_index", "guideline_text", "page_text")
+SEARCH_DOC_TYPES = ("rule_search", "symptom_index", "guideline_text")
 
 
 class IndexError_(Exception):
