@@ -40,6 +40,7 @@ CONFIGS = {
     "hybrid (RRF) + rerank": SearchConfig(fusion="rrf", rerank=True),
     "hybrid (weighted 0.6) + rerank": SearchConfig(fusion="weighted", dense_weight=0.6, rerank=True),
     "hybrid (weighted 0.7) + rerank (default)": SearchConfig(),
+    "default, dense candidates from Chroma's HNSW query": SearchConfig(dense_backend="chroma"),
 }
 GRID = {
     f"{fusion} w={w} boost x{b}": SearchConfig(fusion=fusion, dense_weight=w, rerank=True, boost_scale=b)

@@ -61,7 +61,7 @@ class AssessmentState(TypedDict, total=False):
 
 
 def _route(next_node: str) -> Any:
-    def decide(state: AssessmentState) -> str:
+    async def decide(state: AssessmentState) -> str:
         return "handle_error" if state.get("error") else next_node
 
     return decide

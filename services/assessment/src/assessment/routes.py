@@ -20,12 +20,12 @@ _ERRORS: dict[int | str, dict[str, object]] = {
 }
 
 
-def get_store(request: Request) -> PatientStore:
+async def get_store(request: Request) -> PatientStore:
     store: PatientStore = request.app.state.patient_store
     return store
 
 
-def get_runner(request: Request) -> AssessmentRunner:
+async def get_runner(request: Request) -> AssessmentRunner:
     runner: AssessmentRunner = request.app.state.runner
     return runner
 

@@ -89,7 +89,7 @@ def _names_criteria_concept(sel: Selection, turn: ClinicalState) -> bool:
 
 
 def _on_error(next_node: str) -> Any:
-    def decide(state: ChatState) -> str:
+    async def decide(state: ChatState) -> str:
         return "handle_error" if state.get("error") else next_node
 
     return decide
@@ -113,7 +113,7 @@ def build_graph(
         kind: str = "injection" if is_injection(message) else classify_input(message)
         return {"kind": kind, "citations": [], "query": ChatQuery(strategy="none", text="")}
 
-    def after_input(state: ChatState) -> str:
+    async def after_input(state: ChatState) -> str:
         if state.get("error"):
             return "handle_error"
         return {
@@ -163,7 +163,7 @@ def build_graph(
             return {"evidence": "retry", "rewritten": True, "query": ChatQuery(strategy="rewrite", text=text)}
         return {"evidence": evidence}
 
-    def after_check(state: ChatState) -> str:
+    async def after_check(state: ChatState) -> str:
         return "retrieve" if state["evidence"] == "retry" else "summarize_query"
 
     async def summarize_query(state: ChatState) -> dict[str, Any]:
@@ -177,7 +177,7 @@ def build_graph(
         }
         return {"clinical_summary": {k: v for k, v in summary.items() if v not in (None, [])}}
 
-    def route(state: ChatState) -> str:
+    async def route(state: ChatState) -> str:
         return {
             "sufficient": "generate",
             "weak": "qualify",

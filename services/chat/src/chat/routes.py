@@ -15,12 +15,12 @@ router = APIRouter()
 _ERRORS: dict[int | str, dict[str, object]] = {422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}}
 
 
-def get_runner(request: Request) -> ChatRunner:
+async def get_runner(request: Request) -> ChatRunner:
     runner: ChatRunner = request.app.state.runner
     return runner
 
 
-def get_history(request: Request) -> HistoryStore:
+async def get_history(request: Request) -> HistoryStore:
     store: HistoryStore = request.app.state.history
     return store
 

@@ -11,22 +11,22 @@ from gateway.proxy import Downstream
 from ng12_common.retrieval_client import RetrievalClient
 
 
-def get_assessment(request: Request) -> Downstream:
+async def get_assessment(request: Request) -> Downstream:
     downstream: Downstream = request.app.state.assessment
     return downstream
 
 
-def get_chat(request: Request) -> Downstream:
+async def get_chat(request: Request) -> Downstream:
     downstream: Downstream = request.app.state.chat
     return downstream
 
 
-def get_retrieval(request: Request) -> RetrievalClient:
+async def get_retrieval(request: Request) -> RetrievalClient:
     client: RetrievalClient = request.app.state.retrieval
     return client
 
 
-def get_jobs(request: Request) -> IngestionJobs:
+async def get_jobs(request: Request) -> IngestionJobs:
     jobs: IngestionJobs = request.app.state.jobs
     return jobs
 

@@ -79,6 +79,7 @@ class ServingIndex:
     metadata_pb: dict[str, Any]  # chunk id -> Struct of its metadata, built once per version
     guideline_pb: Any  # pb.GuidelineInfo of this version
     row_of: dict[str, int]  # chunk id -> row in `order`
+    features: list[Any]  # rerank.ChunkFeatures per row of `order`, computed once per version
 
 
 class IndexStore:
@@ -313,6 +314,7 @@ class IndexStore:
         by_id = dict(zip(got["ids"], list(embeddings), strict=True))
         matrix = np.asarray([by_id[i] for i in order], dtype=np.float32)
         from retrieval.convert import canonical_from_dict, dict_to_struct, guideline_to_pb
+        from retrieval.rerank import chunk_features
         from retrieval.search import QueryNormaliser
 
         canonical = json.loads((folder / "canonical.json").read_text(encoding="utf-8"))
@@ -331,6 +333,14 @@ class IndexStore:
             metadata_pb={cid: dict_to_struct(c.metadata) for cid, c in chunks.items()},
             guideline_pb=guideline_to_pb(record.guideline),
             row_of={cid: i for i, cid in enumerate(order)},
+            features=[
+                chunk_features(
+                    chunks[cid].text,
+                    chunks[cid].doc_type,
+                    [canonical[r] for r in chunks[cid].recommendation_ids if r in canonical],
+                )
+                for cid in order
+            ],
         )
 
     def _prune(self) -> None:
