@@ -97,6 +97,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "CHAT_MAX_TURNS": "50",
             "CHAT_LLM_ENABLED": "false",
             "CHAT_LLM_MODEL": "gemini-2.5-flash",
+            "CHAT_LLM_TIMEOUT_SECONDS": "8",
             "GCP_PROJECT": "",
             "GCP_LOCATION": "europe-west2",
         },

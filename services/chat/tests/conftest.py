@@ -36,7 +36,12 @@ async def history(redis_url: str, key_prefix: str) -> AsyncIterator[HistoryStore
 
 @pytest.fixture
 def make_client(redis_url: str, key_prefix: str) -> Callable[..., TestClient]:
-    def _make(retrieval_addr: str | None = None, redis_url_override: str | None = None) -> TestClient:
+    def _make(
+        retrieval_addr: str | None = None,
+        redis_url_override: str | None = None,
+        genai_client: object | None = None,
+        **overrides: object,
+    ) -> TestClient:
         settings = ChatSettings(
             redis_url=redis_url_override or redis_url,
             retrieval_addr=retrieval_addr or f"127.0.0.1:{free_port()}",
@@ -45,8 +50,8 @@ def make_client(redis_url: str, key_prefix: str) -> Callable[..., TestClient]:
             chat_max_turns=5,
             retrieval_timeout_seconds=2.0,
             environment="test",
-        )
-        return TestClient(create_app(settings), raise_server_exceptions=False)
+        ).model_copy(update=overrides)
+        return TestClient(create_app(settings, genai_client=genai_client), raise_server_exceptions=False)
 
     return _make
 

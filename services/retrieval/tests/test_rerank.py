@@ -65,7 +65,9 @@ def test_exact_dense_order_matches_chroma_hnsw(tmp_path: Path) -> None:
     matrix = rng.normal(size=(300, 384)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     ids = [f"c{i}" for i in range(len(matrix))]
-    client = chromadb.PersistentClient(path=str(tmp_path), settings=ChromaSettings(anonymized_telemetry=False))
+    client = chromadb.PersistentClient(
+        path=str(tmp_path), settings=ChromaSettings(anonymized_telemetry=False)
+    )
     collection = client.create_collection(
         "exactness", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
     )

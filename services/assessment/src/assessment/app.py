@@ -13,10 +13,15 @@ from assessment.llm import GeminiSteps, GenaiClient, make_client
 from assessment.patients import JsonPatientStore, PatientStore
 from assessment.routes import router
 from assessment.settings import AssessmentSettings
+from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.http_app import install_common
+from ng12_common.logs import get_logger
 from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "assessment"
+
+
+log = get_logger("assessment.app")
 
 
 def create_app(
@@ -46,6 +51,7 @@ def create_app(
             return None if patients.list() else "the patient store holds no patients"
 
         app.state.readiness_checks.update({"retrieval": retrieval_ready, "patient_store": store_ready})
+        log.info("heap_frozen", objects=freeze_startup_heap())
         try:
             yield
         finally:

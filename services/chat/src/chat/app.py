@@ -4,23 +4,30 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
 from chat.errors import install_error_handlers
 from chat.graph import ChatRunner
 from chat.history import HistoryStore, HistoryUnavailable
-from chat.llm import AnswerWriter, GeminiModel
+from chat.llm import AnswerWriter, GeminiModel, QueryRewriter
 from chat.routes import router
 from chat.settings import ChatSettings
+from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.http_app import install_common
+from ng12_common.logs import get_logger
 from ng12_common.redis_client import make_redis, redis_location
 from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "chat"
 
 
-def create_app(settings: ChatSettings) -> FastAPI:
+log = get_logger("chat.app")
+
+
+def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastAPI:
+    """The chat app; `genai_client` replaces the Vertex AI client (the tests' boundary fake)."""
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = make_redis(settings.redis_url, timeout_seconds=settings.redis_timeout_seconds)
@@ -35,12 +42,18 @@ def create_app(settings: ChatSettings) -> FastAPI:
             settings.retrieval_addr, timeout_seconds=settings.retrieval_timeout_seconds
         )
         app.state.history = history
-        writer = None
-        if settings.chat_llm_enabled:
-            writer = AnswerWriter(
-                GeminiModel(settings.gcp_project, settings.gcp_location, settings.chat_llm_model)
+        writer = rewriter = None
+        if genai_client is not None or settings.chat_llm_enabled:
+            timeout = settings.chat_llm_timeout_seconds
+            model = (
+                GeminiModel(genai_client, settings.chat_llm_model, timeout)
+                if genai_client is not None
+                else GeminiModel.on_vertex(
+                    settings.gcp_project, settings.gcp_location, settings.chat_llm_model, timeout
+                )
             )
-        app.state.runner = ChatRunner(history, retrieval, writer)
+            writer, rewriter = AnswerWriter(model), QueryRewriter(model)
+        app.state.runner = ChatRunner(history, retrieval, writer, rewriter)
 
         async def redis_ready() -> str | None:
             try:
@@ -54,6 +67,7 @@ def create_app(settings: ChatSettings) -> FastAPI:
             return None if ok else f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
 
         app.state.readiness_checks.update({"redis": redis_ready, "retrieval": retrieval_ready})
+        log.info("heap_frozen", objects=freeze_startup_heap())
         try:
             yield
         finally:

@@ -12,6 +12,7 @@ it from the same selected recommendations and its quotes are validated.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -29,7 +30,7 @@ from chat.guardrails import (
 )
 from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
-from chat.llm import AnswerWriter
+from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
 from chat.premise import claimed_details, is_injection, unsupported
 from chat.query import build, rewrite_from_state
 from chat.redaction import redact
@@ -56,7 +57,7 @@ SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k
 class ChatState(TypedDict, total=False):
     request: ChatRequest
     asked_at: str
-    history: list[ChatTurn]
+    history: list[ChatTurn]  # the session's newest turns (at most REWRITE_HISTORY_TURNS)
     meta: SessionMeta
     kind: InputKind | str
     query: ChatQuery
@@ -96,7 +97,10 @@ def _on_error(next_node: str) -> Any:
 
 
 def build_graph(
-    history: HistoryStore, retrieval: RetrievalClient, writer: AnswerWriter | None = None
+    history: HistoryStore,
+    retrieval: RetrievalClient,
+    writer: AnswerWriter | None = None,
+    rewriter: QueryRewriter | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     knowledge_cache = KnowledgeCache(retrieval)
     guideline_cache: dict[str, GuidelineRef] = {}
@@ -104,9 +108,16 @@ def build_graph(
     async def load_history(state: ChatState) -> dict[str, Any]:
         sid = state["request"].session_id
         try:
-            return {"history": await history.get(sid), "meta": await history.get_meta(sid)}
+            recent, meta = await history.load(sid, REWRITE_HISTORY_TURNS)
         except HistoryUnavailable as exc:
             return {"error": exc}
+        return {"history": recent, "meta": meta}
+
+    async def rewrite(state: ChatState, fallback_state: ClinicalState) -> ChatQuery:
+        """Tier B: the LLM's validated rewrite when one is configured, else from clinical state."""
+        message = " ".join(state["request"].message.split())
+        text = await rewriter.rewrite(message, state["history"]) if rewriter is not None else None
+        return ChatQuery(strategy="rewrite", text=text or rewrite_from_state(message, fallback_state))
 
     async def input_guardrail(state: ChatState) -> dict[str, Any]:
         message = state["request"].message
@@ -128,17 +139,23 @@ def build_graph(
     async def build_query(state: ChatState) -> dict[str, Any]:
         meta = state["meta"]
         query = build(state["request"].message, bool(state["history"]), meta.topic, meta.state)
+        if query.strategy == "rewrite":
+            query = await rewrite(state, meta.state)
         return {"query": query, "rewritten": query.strategy == "rewrite"}
 
     async def retrieve(state: ChatState) -> dict[str, Any]:
         request, query = state["request"], state["query"]
         k = max(SEARCH_K, request.top_k)
         try:
-            found = await retrieval.search(query.text, top_k=k, mode="chat")
-            hits = list(found.hits)
-            if query.strategy != "direct":  # the follow-up's own words may name what the topic does not
-                own = await retrieval.search(request.message, top_k=k, mode="chat")
-                hits += list(own.hits)
+            if query.strategy == "direct":
+                found = await retrieval.search(query.text, top_k=k, mode="chat")
+                hits = list(found.hits)
+            else:  # the follow-up's own words may name what the topic does not: both searches at once
+                found, own = await asyncio.gather(
+                    retrieval.search(query.text, top_k=k, mode="chat"),
+                    retrieval.search(request.message, top_k=k, mode="chat"),
+                )
+                hits = [*found.hits, *own.hits]
         except RetrievalError as exc:
             return {"error": exc}
         knowledge = await knowledge_cache.get(found.index_version)
@@ -158,9 +175,8 @@ def build_graph(
         if post_retrieval_out_of_scope(state["request"].message, state["query"].text):
             return {"evidence": "out_of_scope"}
         if evidence == "none" and not state.get("rewritten"):
-            meta = state["meta"]
-            text = rewrite_from_state(state["request"].message, meta.state.merged(state["turn_state"]))
-            return {"evidence": "retry", "rewritten": True, "query": ChatQuery(strategy="rewrite", text=text)}
+            query = await rewrite(state, state["meta"].state.merged(state["turn_state"]))
+            return {"evidence": "retry", "rewritten": True, "query": query}
         return {"evidence": evidence}
 
     async def after_check(state: ChatState) -> str:
@@ -327,9 +343,13 @@ class ChatRunner:
     """Runs the graph for one message and turns its final state into a response (or raises)."""
 
     def __init__(
-        self, history: HistoryStore, retrieval: RetrievalClient, writer: AnswerWriter | None = None
+        self,
+        history: HistoryStore,
+        retrieval: RetrievalClient,
+        writer: AnswerWriter | None = None,
+        rewriter: QueryRewriter | None = None,
     ) -> None:
-        self._graph = build_graph(history, retrieval, writer)
+        self._graph = build_graph(history, retrieval, writer, rewriter)
 
     async def run(self, request: ChatRequest) -> ChatResponse:
         final: dict[str, Any] = await self._graph.ainvoke({"request": request, "asked_at": now_rfc3339()})

@@ -56,6 +56,9 @@ class HistoryStore:
             raw: bytes | str | None = await self._redis.get(self.meta_key(session_id))
         except RedisError as exc:
             raise self._unavailable(exc) from None
+        return self._meta(raw)
+
+    def _meta(self, raw: bytes | str | None) -> SessionMeta:
         if raw:
             try:
                 return SessionMeta.model_validate_json(raw)
@@ -70,10 +73,27 @@ class HistoryStore:
         )
 
     async def get(self, session_id: str) -> list[ChatTurn]:
+        """The whole stored history, oldest first (the history endpoint)."""
         try:
             raw: list[bytes | str] = await self._redis.lrange(self.key(session_id), 0, -1)
         except RedisError as exc:
             raise self._unavailable(exc) from None
+        return self._parse(raw)
+
+    async def load(self, session_id: str, recent: int) -> tuple[list[ChatTurn], SessionMeta]:
+        """What a new turn needs, in one round trip: the newest `recent` turns (oldest first)
+        and the session meta. A turn never needs the whole history, so its cost does not grow
+        with the conversation."""
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.lrange(self.key(session_id), -recent, -1)
+                pipe.get(self.meta_key(session_id))
+                raw_turns, raw_meta = await pipe.execute()
+        except RedisError as exc:
+            raise self._unavailable(exc) from None
+        return self._parse(raw_turns), self._meta(raw_meta)
+
+    def _parse(self, raw: list[bytes | str]) -> list[ChatTurn]:
         turns: list[ChatTurn] = []
         for item in raw:
             try:

@@ -1,4 +1,12 @@
-"""Optional grounded LLM answer (Gemini on Vertex AI), switched on by settings, never in tests.
+"""Optional LLM steps (Gemini on Vertex AI), switched on by settings; tests use a fake model.
+
+Query rewrite (tier B): a follow-up without a session topic is rewritten by the model into one
+standalone search query under 20 words, from the follow-up and up to 6 recent turns. The
+rewrite is used only if it is one line of at most 20 words that keeps every number of the
+follow-up (an age or a duration must never change on the way to retrieval); otherwise, and on
+any model failure, the caller rewrites from the session's clinical state.
+
+Grounded answer:
 
 The model sees only the selected recommendations and must answer in JSON:
 {"answer": "...", "quotes": [{"recommendation_id": "1.1.1", "text": "verbatim span"}]}.
@@ -10,13 +18,16 @@ with no valid quote the extractive answer is used instead.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from chat.answer import rec_tag, with_disclaimer
 from chat.selection import Selection
 from ng12_common.logs import get_logger
+from ng12_common.models import ChatTurn
 
 log = get_logger("chat.llm")
 
@@ -26,6 +37,17 @@ PROMPT = (
     'Reply with JSON: {"answer": "<2-4 sentences>", "quotes": [{"recommendation_id": "<id>", '
     '"text": "<exact span copied from that recommendation>"}]}.'
 )
+
+
+REWRITE_PROMPT = (
+    "Rewrite the GP's last message into ONE standalone search query for the NICE NG12 guideline on "
+    "suspected cancer, under 20 words. Keep medical terms, ages, durations and numbers exactly as "
+    "written; take the cancer site or symptom the message refers to from the conversation. "
+    "Reply with the query only."
+)
+REWRITE_MAX_WORDS = 20
+REWRITE_HISTORY_TURNS = 6
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 class TextModel(Protocol):
@@ -86,15 +108,60 @@ class AnswerWriter:
         return with_disclaimer("\n".join([checked.answer, "", *quotes]))
 
 
-class GeminiModel:
-    """google-genai client on Vertex AI (imported lazily: only when configured)."""
+def valid_rewrite(raw: str, message: str) -> str | None:
+    """The model's rewrite if usable: one line, 1-20 words, every number of the message kept."""
+    text = " ".join(raw.strip().strip('"').split())
+    if not text or "\n" in raw.strip() or len(text.split()) > REWRITE_MAX_WORDS:
+        return None
+    if not set(_NUMBER.findall(message)) <= set(_NUMBER.findall(text)):
+        return None
+    return text
 
-    def __init__(self, project: str, location: str, model: str) -> None:
+
+class QueryRewriter:
+    """Tier-B query rewriting by the model, validated; None means "rewrite from state"."""
+
+    def __init__(self, model: TextModel) -> None:
+        self._model = model
+        self.rejected = 0
+
+    async def rewrite(self, message: str, recent: list[ChatTurn]) -> str | None:
+        turns = recent[-REWRITE_HISTORY_TURNS:]
+        conversation = "\n".join(f"{t.role}: {t.content[:600]}" for t in turns)
+        try:
+            raw = await self._model.generate(
+                f"{REWRITE_PROMPT}\n\nConversation:\n{conversation}\n\nLast message: {message}"
+            )
+        except Exception as exc:  # noqa: BLE001 - any model failure falls back to the state rewrite
+            log.warning("chat_rewrite_failed", error_type=type(exc).__name__)
+            return None
+        text = valid_rewrite(raw, message)
+        if text is None:
+            self.rejected += 1
+            log.info("chat_rewrite_rejected")
+        return text
+
+
+class GeminiModel:
+    """Gemini through a google-genai client (`client.aio.models.generate_content` only: the
+    boundary tests replace with a fake), each call bounded by a timeout."""
+
+    def __init__(self, client: Any, model: str, timeout_seconds: float) -> None:
+        self._client = client
+        self._model = model
+        self.timeout = timeout_seconds
+
+    @classmethod
+    def on_vertex(cls, project: str, location: str, model: str, timeout_seconds: float) -> GeminiModel:
+        """A google-genai client on Vertex AI (imported lazily: only when configured)."""
         from google import genai  # type: ignore[import-not-found,unused-ignore]
 
-        self._client: Any = genai.Client(vertexai=True, project=project, location=location)
-        self._model = model
+        return cls(genai.Client(vertexai=True, project=project, location=location), model, timeout_seconds)
 
     async def generate(self, prompt: str) -> str:
-        reply = await self._client.aio.models.generate_content(model=self._model, contents=prompt)
+        call = self._client.aio.models.generate_content(model=self._model, contents=prompt)
+        try:
+            reply = await asyncio.wait_for(call, timeout=self.timeout)
+        except TimeoutError:
+            raise TimeoutError(f"Gemini did not answer within {self.timeout:g}s") from None
         return str(reply.text or "")

@@ -23,3 +23,6 @@ class ChatSettings(ServiceSettings):
     gcp_project: str = Field(default="", description="Vertex AI project (only with chat_llm_enabled)")
     gcp_location: str = Field(default="europe-west2")
     chat_llm_model: str = Field(default="gemini-2.5-flash")
+    chat_llm_timeout_seconds: float = Field(
+        default=8.0, gt=0, description="a slower Gemini answer or rewrite falls back to the rules-only one"
+    )

@@ -14,6 +14,7 @@ from gateway.errors import install_error_handlers
 from gateway.jobs import IngestionJobs
 from gateway.proxy import Downstream, make_http_client
 from gateway.settings import GatewaySettings
+from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.http_app import install_common
 from ng12_common.logs import get_logger
 from ng12_common.redis_client import make_redis, redis_location
@@ -65,6 +66,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 "redis": redis_ready,
             }
         )
+        log.info("heap_frozen", objects=freeze_startup_heap())
         try:
             yield
         finally:

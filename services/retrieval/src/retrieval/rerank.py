@@ -122,7 +122,9 @@ def assessment_boosts(
     out: list[BoostSpec] = []
     age = patient.get("age")
     if age is not None and chunk.has_canonical:
-        met = next(((op, n) for op, n in chunk.age_bounds if (age >= n if op == "age_gte" else age < n)), None)
+        met = next(
+            ((op, n) for op, n in chunk.age_bounds if (age >= n if op == "age_gte" else age < n)), None
+        )
         if met:
             op, n = met
             word = "≥" if op == "age_gte" else "<"

@@ -12,6 +12,7 @@ from grpc_health.v1.health import aio as health_aio
 from prometheus_client import start_http_server
 
 from ng12.retrieval.v1 import retrieval_pb2, retrieval_pb2_grpc
+from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.grpc_utils import ServerObservabilityInterceptor, channel_options
 from ng12_common.logs import get_logger
 from retrieval.embeddings import CachedQueryEmbedder, build_provider
@@ -52,6 +53,7 @@ async def serve(settings: RetrievalSettings) -> None:
         )
     await server.start()
     await servicer.publish_health()
+    frozen = freeze_startup_heap()
     log.info(
         "retrieval_started",
         address=address,
@@ -59,6 +61,7 @@ async def serve(settings: RetrievalSettings) -> None:
         active_index=store.serving.record.version if store.serving else None,
         embedder=provider.embedder_id,
         reflection=settings.grpc_reflection,
+        heap_frozen=frozen,
     )
 
     stop = asyncio.Event()

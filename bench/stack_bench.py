@@ -1,0 +1,167 @@
+"""Shared harness of the through-the-gateway benchmarks (bench_assessment.py, bench_chat.py).
+
+- The whole stack runs as real processes on free ports, started by deploy/run_stack.Stack as
+  `make run` and the end-to-end test start it, with the real NG12 PDF ingested by the worker.
+- Load is closed-loop: N clients, each sending its next request when the last one answered.
+  The client is aiohttp (C-accelerated HTTP parsing), so that on a 2-core machine the cores go
+  to the services rather than to the load generator.
+- Reported: p50/p95/p99/max latency, requests per second, and the CPU time each service process
+  (and the load generator) spent per request, read from /proc before and after the load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+#: (method, path, JSON body or None) of a client's i-th request.
+RequestFor = Callable[[int, int], tuple[str, str, Any]]
+
+
+@dataclass
+class LoadResult:
+    latencies_ms: list[float]
+    elapsed_s: float
+    errors: int
+    cpu_ms_per_request: dict[str, float] = field(default_factory=dict)
+
+    def summary(self, label: str, targets: str) -> str:
+        ms = sorted(self.latencies_ms)
+        q = statistics.quantiles(ms, n=100)
+        cpu = ", ".join(f"{name} {value:.1f}" for name, value in self.cpu_ms_per_request.items())
+        return (
+            f"{label}, {len(ms)} requests ({self.errors} errors): p50 {q[49]:.1f} ms, p95 {q[94]:.1f} ms, "
+            f"p99 {q[98]:.1f} ms, max {ms[-1]:.1f} ms, {len(ms) / self.elapsed_s:.1f} req/s ({targets})\n"
+            f"  CPU ms per request: {cpu}"
+        )
+
+
+def _launcher() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_stack", REPO / "deploy" / "run_stack.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_stack"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cpu_seconds(pid: int) -> float:
+    """user + system CPU seconds of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _drive(
+    base_url: str, request_for: RequestFor, clients: int, per_client: int, warmup: int
+) -> tuple[list[float], float, int]:
+    import aiohttp
+
+    latencies: list[float] = []
+    errors = 0
+    connector = aiohttp.TCPConnector(limit=clients * 2)
+    async with aiohttp.ClientSession(base_url, connector=connector) as session:
+
+        async def send(client: int, i: int) -> int:
+            method, path, body = request_for(client, i)
+            async with session.request(method, path, json=body) as reply:
+                await reply.read()
+                return reply.status
+
+        for i in range(warmup):
+            status = await send(clients, i)  # a client id of its own: warm-up state stays apart
+            if status != 200:
+                raise RuntimeError(f"warm-up request {i} answered {status}")
+
+        async def client_loop(client: int) -> None:
+            nonlocal errors
+            for i in range(per_client):
+                start = time.perf_counter()
+                status = await send(client, i)
+                latencies.append((time.perf_counter() - start) * 1000)
+                errors += status != 200
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client_loop(c) for c in range(clients)))
+        elapsed = time.perf_counter() - started
+    return latencies, elapsed, errors
+
+
+def run_load(
+    request_for: RequestFor,
+    *,
+    redis_db: int,
+    clients: int = 8,
+    per_client: int = 100,
+    warmup: int = 40,
+    log_level: str = "WARNING",
+) -> LoadResult:
+    """Start the stack, run the load, stop the stack; the services' CPU is measured over the load."""
+    import redis
+
+    from tests.support import find_pdf, free_port
+
+    redis_url = re.sub(
+        r"/\d+$", f"/{redis_db}", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    )
+    redis.Redis.from_url(redis_url).flushdb()
+    launcher = _launcher()
+    with tempfile.TemporaryDirectory(prefix="ng12-bench-") as var_dir:
+        cfg = launcher.StackConfig(
+            gateway_port=free_port(),
+            assessment_port=free_port(),
+            chat_port=free_port(),
+            retrieval_port=free_port(),
+            retrieval_metrics_port=free_port(),
+            worker_metrics_port=free_port(),
+            redis_url=redis_url,
+            ng12_pdf=find_pdf(),
+            var_dir=Path(var_dir),
+            environment="test",
+            log_level=log_level,
+            admin_api_key="bench-admin-key",
+            log_to_files=True,
+        )
+        stack = launcher.Stack(cfg)
+        stack.start()
+        try:
+            ready = stack.wait_ready(600)
+            print(f"stack ready in {ready:.1f} s (log level {log_level})", flush=True)
+            pids = {name: running.proc.pid for name, running in stack.procs.items()}
+            base_url = f"http://127.0.0.1:{cfg.gateway_port}"
+            latencies, elapsed, errors, cpu, own = asyncio.run(
+                _measured(base_url, request_for, clients, per_client, warmup, pids)
+            )
+        finally:
+            stack.stop()
+    n = max(1, len(latencies))
+    per_request = {name: seconds * 1000 / n for name, seconds in cpu.items() if seconds > 0}
+    per_request["load generator"] = own * 1000 / n
+    return LoadResult(latencies, elapsed, errors, per_request)
+
+
+async def _measured(
+    base_url: str, request_for: RequestFor, clients: int, per_client: int, warmup: int, pids: dict[str, int]
+) -> tuple[list[float], float, int, dict[str, float], float]:
+    if warmup:
+        await _drive(base_url, request_for, clients, 0, warmup)
+    before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
+    own_before = time.process_time()
+    latencies, elapsed, errors = await _drive(base_url, request_for, clients, per_client, 0)
+    own = time.process_time() - own_before
+    cpu = {name: _cpu_seconds(pid) - before[name] for name, pid in pids.items()}
+    return latencies, elapsed, errors, cpu, own
