@@ -15,7 +15,8 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 "${PIP[@]}" install "torch==2.13.0"
 "${PIP[@]}" install -c constraints.txt \
   -e libs/ng12_common \
-  -e services/retrieval -e services/ingestion -e services/assessment -e services/chat -e services/gateway \
+  -e "services/retrieval[vertex]" -e services/ingestion -e "services/assessment[llm]" -e "services/chat[llm]" \
+  -e services/gateway \
   -r requirements-dev.txt
 "$VENV/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'
 echo "environment ready in $VENV"

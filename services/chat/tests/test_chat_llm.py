@@ -39,7 +39,9 @@ def fake_genai(models: FakeModels) -> Any:
 
 
 @pytest.fixture
-def llm_chat(make_client: Callable[..., TestClient], retrieval_addr: str) -> Iterator[Callable[..., TestClient]]:
+def llm_chat(
+    make_client: Callable[..., TestClient], retrieval_addr: str
+) -> Iterator[Callable[..., TestClient]]:
     opened: list[TestClient] = []
 
     def _open(models: FakeModels, **overrides: object) -> TestClient:

@@ -6,6 +6,7 @@ knowledge base (the one the session fixture built), so each build takes seconds.
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 from collections.abc import Iterator
@@ -151,3 +152,18 @@ def test_lifecycle(server: Server, real_kb: KnowledgeBase) -> None:
     assert after[building].status == "failed" and "interrupted" in after[building].error
     assert _versions(server.addr).active_version == v1
     assert _search_version(server.addr) == v1
+
+    # an index built with another embedder is never searched with this one
+    stop_process(server.proc)  # type: ignore[arg-type]
+    registry_path = server.tmp / "chroma" / "registry.json"
+    registry = json.loads(registry_path.read_text(encoding="utf-8"))
+    registry["versions"][v1]["embedder_id"] = "vertex:text-embedding-005@768"
+    registry_path.write_text(json.dumps(registry), encoding="utf-8")
+    server.start()
+    with grpc.insecure_channel(server.addr) as ch, pytest.raises(grpc.RpcError) as err:
+        pb_grpc.RetrievalStub(ch).Search(
+            pb.SearchRequest(query="haemoptysis", top_k=3, mode=pb.SEARCH_MODE_CHAT), timeout=10
+        )
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "vertex:text-embedding-005@768" in err.value.details()
+    assert "all-MiniLM-L6-v2" in err.value.details()

@@ -28,6 +28,7 @@ log = get_logger("chat.app")
 
 def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastAPI:
     """The chat app; `genai_client` replaces the Vertex AI client (the tests' boundary fake)."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = make_redis(settings.redis_url, timeout_seconds=settings.redis_timeout_seconds)
@@ -49,7 +50,7 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
                 GeminiModel(genai_client, settings.chat_llm_model, timeout)
                 if genai_client is not None
                 else GeminiModel.on_vertex(
-                    settings.gcp_project, settings.gcp_location, settings.chat_llm_model, timeout
+                    settings.vertex_project, settings.vertex_location, settings.chat_llm_model, timeout
                 )
             )
             writer, rewriter = AnswerWriter(model), QueryRewriter(model)

@@ -20,8 +20,8 @@ class ChatSettings(ServiceSettings):
     retrieval_timeout_seconds: float = Field(default=3.0, gt=0, le=60)
     redis_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
     chat_llm_enabled: bool = Field(default=False, description="write answers with Gemini on Vertex AI")
-    gcp_project: str = Field(default="", description="Vertex AI project (only with chat_llm_enabled)")
-    gcp_location: str = Field(default="europe-west2")
+    vertex_project: str = Field(default="", description="Vertex AI project (only with chat_llm_enabled)")
+    vertex_location: str = Field(default="europe-west2")
     chat_llm_model: str = Field(default="gemini-2.5-flash")
     chat_llm_timeout_seconds: float = Field(
         default=8.0, gt=0, description="a slower Gemini answer or rewrite falls back to the rules-only one"

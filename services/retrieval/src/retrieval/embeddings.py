@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ng12_common.logs import get_logger
+from retrieval.settings import RetrievalSettings
 
 Vector = npt.NDArray[np.float32]
 log = get_logger("retrieval.embeddings")
@@ -214,7 +215,18 @@ class CachedQueryEmbedder:
         return vec
 
 
-def build_provider(name: str) -> EmbeddingProvider:
-    if name == "local":
+def build_provider(settings: RetrievalSettings) -> EmbeddingProvider:
+    """The configured provider: EMBEDDER=local (default, offline) or EMBEDDER=vertex."""
+    if settings.embedder == "local":
         return LocalMiniLM()
-    raise EmbeddingError(f"Unknown EMBEDDER {name!r}; supported: local")
+    if settings.embedder == "vertex":
+        from retrieval.vertex_embeddings import VertexTextEmbeddings
+
+        return VertexTextEmbeddings(
+            project=settings.vertex_project or "",
+            location=settings.vertex_location,
+            model=settings.vertex_embedding_model,
+            dimension=settings.vertex_embedding_dimension,
+            timeout_seconds=settings.vertex_timeout_seconds,
+        )
+    raise EmbeddingError(f"Unknown EMBEDDER {settings.embedder!r}; supported: local, vertex")

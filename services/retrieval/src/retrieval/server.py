@@ -15,7 +15,7 @@ from ng12.retrieval.v1 import retrieval_pb2, retrieval_pb2_grpc
 from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.grpc_utils import ServerObservabilityInterceptor, channel_options
 from ng12_common.logs import get_logger
-from retrieval.embeddings import CachedQueryEmbedder, build_provider
+from retrieval.embeddings import CachedQueryEmbedder, EmbeddingError, build_provider
 from retrieval.index_store import IndexStore
 from retrieval.servicer import SERVICE_NAME, RetrievalServicer
 from retrieval.settings import RetrievalSettings
@@ -25,7 +25,11 @@ log = get_logger("retrieval.server")
 
 async def serve(settings: RetrievalSettings) -> None:
     loop = asyncio.get_running_loop()
-    provider = await loop.run_in_executor(None, build_provider, settings.embedder)
+    try:
+        provider = await loop.run_in_executor(None, build_provider, settings)
+    except EmbeddingError as exc:
+        log.error("embedder_unavailable", embedder=settings.embedder, error=str(exc))
+        raise SystemExit(f"retrieval: cannot start the {settings.embedder} embedder: {exc}") from None
     embedder = CachedQueryEmbedder(provider, settings.query_cache_size)
     store = IndexStore(settings.chroma_dir, provider)
     await loop.run_in_executor(None, store.recover)

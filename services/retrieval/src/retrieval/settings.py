@@ -15,7 +15,7 @@ class RetrievalSettings(ServiceSettings):
     grpc_port: int = Field(default=50051, ge=1, le=65535)
     metrics_port: int = Field(default=9101, ge=0, le=65535)  # 0 disables the metrics listener
     chroma_dir: Path = Path("var/chroma")
-    embedder: Literal["local"] = "local"  # "vertex" arrives with the Vertex AI provider
+    embedder: Literal["local", "vertex"] = "local"  # vertex: Vertex AI text embeddings (needs VERTEX_PROJECT)
     grpc_reflection: bool = False
     shutdown_grace_seconds: float = Field(default=5.0, ge=0)
     query_cache_size: int = Field(default=2048, ge=0)
@@ -23,3 +23,5 @@ class RetrievalSettings(ServiceSettings):
     vertex_project: str | None = None
     vertex_location: str = "europe-west2"
     vertex_embedding_model: str = "text-embedding-005"
+    vertex_embedding_dimension: int = Field(default=768, ge=1, le=3072)
+    vertex_timeout_seconds: float = Field(default=30.0, gt=0)
