@@ -70,7 +70,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         try:
             yield
         finally:
-            await http.aclose()
+            await http.close()
             await retrieval.close()
             await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
             jobs.close()
