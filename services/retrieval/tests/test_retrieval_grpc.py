@@ -96,3 +96,16 @@ def test_recommendations_by_id_are_verbatim_with_metadata(stub) -> None:  # type
     with pytest.raises(grpc.RpcError) as err:
         stub.GetRecommendations(pb.GetRecommendationsRequest(ids=["9.9.9"]), timeout=5)
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_metadata_travels_only_when_asked(stub) -> None:  # type: ignore[no-untyped-def]
+    lean = _search(stub, "unexplained haemoptysis in a 50 year old smoker")
+    full = _search(stub, "unexplained haemoptysis in a 50 year old smoker", include_metadata=True)
+    assert [h.chunk_id for h in lean.hits] == [h.chunk_id for h in full.hits]
+    lean_recs = [c for h in lean.hits for c in h.canonical]
+    full_recs = [c for h in full.hits for c in h.canonical]
+    assert lean_recs and all(c.text and c.page and c.action for c in lean_recs)
+    assert not any(c.HasField("metadata") for c in lean_recs)
+    assert not any(h.HasField("metadata") for h in lean.hits)
+    assert all("population" in c.metadata.fields for c in full_recs)
+    assert lean.ByteSize() < full.ByteSize() / 2

@@ -69,7 +69,9 @@ def version_to_pb(r: VersionRecord) -> pb.IndexVersion:
     )
 
 
-def hit_to_pb(h: ScoredHit, canonical: dict[str, pb.CanonicalRecommendation], metadata: Struct) -> pb.Hit:
+def hit_to_pb(
+    h: ScoredHit, canonical: dict[str, pb.CanonicalRecommendation], metadata: Struct | None
+) -> pb.Hit:
     c = h.chunk
     return pb.Hit(
         chunk_id=c.id,

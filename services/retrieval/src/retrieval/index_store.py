@@ -76,6 +76,7 @@ class ServingIndex:
     lexical: LexicalIndex
     normaliser: Any  # search.QueryNormaliser, built once per version
     canonical_pb: dict[str, Any]  # id -> pb.CanonicalRecommendation, built once per version
+    canonical_lean_pb: dict[str, Any]  # the same without metadata (Search hits unless asked)
     metadata_pb: dict[str, Any]  # chunk id -> Struct of its metadata, built once per version
     guideline_pb: Any  # pb.GuidelineInfo of this version
     row_of: dict[str, int]  # chunk id -> row in `order`
@@ -330,6 +331,10 @@ class IndexStore:
             lexical=LexicalIndex.load(folder / "bm25"),
             normaliser=QueryNormaliser(lexicon),
             canonical_pb={k: canonical_from_dict(v) for k, v in canonical.items()},
+            canonical_lean_pb={
+                k: canonical_from_dict({f: x for f, x in v.items() if f != "metadata"})
+                for k, v in canonical.items()
+            },
             metadata_pb={cid: dict_to_struct(c.metadata) for cid, c in chunks.items()},
             guideline_pb=guideline_to_pb(record.guideline),
             row_of={cid: i for i, cid in enumerate(order)},

@@ -12,3 +12,6 @@ SEARCH_DEGRADED = Counter(
     "ng12_retrieval_search_degraded_total", "Searches answered from BM25 alone because dense search failed."
 )
 QUERY_CACHE = Counter("ng12_retrieval_query_cache_total", "Query embedding cache lookups.", ["result"])
+SEARCH_CACHE = Counter(
+    "ng12_retrieval_search_cache_total", "Search response cache lookups (per index version).", ["result"]
+)

@@ -17,6 +17,7 @@ from ng12_common.grpc_utils import ServerObservabilityInterceptor, channel_optio
 from ng12_common.logs import get_logger
 from retrieval.embeddings import CachedQueryEmbedder, EmbeddingError, build_provider
 from retrieval.index_store import IndexStore
+from retrieval.result_cache import SearchResultCache
 from retrieval.servicer import SERVICE_NAME, RetrievalServicer
 from retrieval.settings import RetrievalSettings
 
@@ -35,7 +36,7 @@ async def serve(settings: RetrievalSettings) -> None:
     await loop.run_in_executor(None, store.recover)
 
     health = health_aio.HealthServicer()
-    servicer = RetrievalServicer(store, embedder, health)
+    servicer = RetrievalServicer(store, embedder, health, SearchResultCache(settings.search_cache_size))
     server = grpc.aio.server(interceptors=[ServerObservabilityInterceptor()], options=channel_options())
     retrieval_pb2_grpc.add_RetrievalServicer_to_server(servicer, server)
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -20,7 +20,8 @@ from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
 from retrieval import convert
 from retrieval.embeddings import CachedQueryEmbedder
 from retrieval.index_store import IndexError_, IndexStore, ServingIndex
-from retrieval.metrics import ACTIVE_INDEX, INDEX_CHUNKS, SEARCH_DEGRADED
+from retrieval.metrics import ACTIVE_INDEX, INDEX_CHUNKS, QUERY_CACHE, SEARCH_DEGRADED
+from retrieval.result_cache import SearchResultCache
 from retrieval.search import SearchParams, run_search
 
 _CODES = {
@@ -35,11 +36,16 @@ T = TypeVar("T")
 
 class RetrievalServicer(pb_grpc.RetrievalServicer):
     def __init__(
-        self, store: IndexStore, embedder: CachedQueryEmbedder, health: health_aio.HealthServicer
+        self,
+        store: IndexStore,
+        embedder: CachedQueryEmbedder,
+        health: health_aio.HealthServicer,
+        results: SearchResultCache | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.health = health
+        self.results = results or SearchResultCache(0)
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -96,6 +102,11 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         if len(request.query) > 4000:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "query longer than 4000 characters")
         serving = await self._serving(context)
+        version = serving.record.version
+        cache_key = self.results.key(request)
+        cached = self.results.get(version, cache_key)
+        if cached is not None:
+            return cached
         patient = None
         if request.HasField("patient"):
             pp = request.patient
@@ -114,31 +125,40 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
             sections=list(request.filters.sections),
             recommendation_ids=list(request.filters.recommendation_ids),
         )
-        # Embedding is the only slow step: new queries are embedded off the event loop; the
-        # ranking itself (~1-2 ms) runs inline.
+        # Embedding is the only slow step. A local model embeds a new query on the serving thread
+        # (a few ms of CPU that a thread-pool hop only delays); a remote provider is awaited in a
+        # worker thread. Cached queries skip both.
         normalized = serving.normaliser(request.query)
         vector = self.embedder.cached(normalized)
+        QUERY_CACHE.labels(result="miss" if vector is None else "hit").inc()
         dense_error = ""
         if vector is None:
             try:
-                loop = asyncio.get_running_loop()
-                vector = await loop.run_in_executor(None, self.embedder.embed_query, normalized)
+                if self.embedder.provider.embeds_inline:
+                    vector = self.embedder.embed_query(normalized)
+                else:
+                    loop = asyncio.get_running_loop()
+                    vector = await loop.run_in_executor(None, self.embedder.embed_query, normalized)
             except Exception as exc:  # noqa: BLE001 - the search degrades to BM25 and says why
                 dense_error = f"query embedding failed: {type(exc).__name__}: {exc}"
         outcome = run_search(serving, self.embedder, params, query_vector=vector, dense_error=dense_error)
         if outcome.degraded:
             SEARCH_DEGRADED.inc()
-        return pb.SearchResponse(
+        full = request.include_metadata
+        canonical = serving.canonical_pb if full else serving.canonical_lean_pb
+        response = pb.SearchResponse(
             hits=[
-                convert.hit_to_pb(h, serving.canonical_pb, serving.metadata_pb[h.chunk.id])
+                convert.hit_to_pb(h, canonical, serving.metadata_pb[h.chunk.id] if full else None)
                 for h in outcome.hits
             ],
-            index_version=serving.record.version,
+            index_version=version,
             guideline=serving.guideline_pb,
             normalized_query=outcome.normalized_query,
             degraded=outcome.degraded,
             degraded_reason=outcome.degraded_reason,
         )
+        self.results.put(version, cache_key, response)
+        return response
 
     async def GetRecommendations(
         self, request: pb.GetRecommendationsRequest, context: grpc.aio.ServicerContext

@@ -19,6 +19,9 @@ class RetrievalSettings(ServiceSettings):
     grpc_reflection: bool = False
     shutdown_grace_seconds: float = Field(default=5.0, ge=0)
     query_cache_size: int = Field(default=2048, ge=0)
+    search_cache_size: int = Field(
+        default=1024, ge=0, description="Search responses kept per index version (0: off)"
+    )
     keep_versions: int = Field(default=2, ge=2, description="Versions kept on disk (active + previous).")
     vertex_project: str | None = None
     vertex_location: str = "europe-west2"

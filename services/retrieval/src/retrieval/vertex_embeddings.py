@@ -32,6 +32,7 @@ class VertexTextEmbeddings:
     """Vertex AI text embeddings (e.g. text-embedding-005) through the PredictionService API."""
 
     batch_size = 16
+    embeds_inline = False  # a network call: never on the serving thread
 
     def __init__(
         self,

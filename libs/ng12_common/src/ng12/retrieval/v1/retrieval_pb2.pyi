@@ -56,18 +56,20 @@ class SearchFilters(_message.Message):
     def __init__(self, doc_types: _Optional[_Iterable[str]] = ..., sections: _Optional[_Iterable[str]] = ..., recommendation_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "top_k", "mode", "patient", "filters")
+    __slots__ = ("query", "top_k", "mode", "patient", "filters", "include_metadata")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     PATIENT_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_METADATA_FIELD_NUMBER: _ClassVar[int]
     query: str
     top_k: int
     mode: SearchMode
     patient: PatientProfile
     filters: SearchFilters
-    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., patient: _Optional[_Union[PatientProfile, _Mapping]] = ..., filters: _Optional[_Union[SearchFilters, _Mapping]] = ...) -> None: ...
+    include_metadata: bool
+    def __init__(self, query: _Optional[str] = ..., top_k: _Optional[int] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., patient: _Optional[_Union[PatientProfile, _Mapping]] = ..., filters: _Optional[_Union[SearchFilters, _Mapping]] = ..., include_metadata: _Optional[bool] = ...) -> None: ...
 
 class Boost(_message.Message):
     __slots__ = ("name", "value", "reason")
