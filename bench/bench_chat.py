@@ -37,8 +37,12 @@ def request_for(session: int, turn: int) -> tuple[str, str, dict[str, str]]:
 
 def main() -> int:
     result = run_load(
-        request_for, redis_db=REDIS_DB, clients=SESSIONS, per_client=TURNS_PER_SESSION, warmup=len(MESSAGES)
-    )
+        {"chat": request_for},
+        redis_db=REDIS_DB,
+        clients=SESSIONS,
+        per_client=TURNS_PER_SESSION,
+        warmup=len(MESSAGES),
+    )["chat"]
     print(
         result.summary(
             f"chat via gateway, no LLM, {SESSIONS} sessions", "targets: p95 <= 40 ms, >= 100 req/s"

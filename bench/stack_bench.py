@@ -102,15 +102,16 @@ async def _drive(
 
 
 def run_load(
-    request_for: RequestFor,
+    phases: dict[str, RequestFor],
     *,
     redis_db: int,
     clients: int = 8,
     per_client: int = 100,
     warmup: int = 40,
     log_level: str = "WARNING",
-) -> LoadResult:
-    """Start the stack, run the load, stop the stack; the services' CPU is measured over the load."""
+) -> dict[str, LoadResult]:
+    """Start the stack, run each phase's load in turn, stop the stack. Returns one result per
+    phase; the services' CPU is measured over each phase's load (not its warm-up)."""
     import redis
 
     from tests.support import find_pdf, free_port
@@ -143,11 +144,20 @@ def run_load(
             print(f"stack ready in {ready:.1f} s (log level {log_level})", flush=True)
             pids = {name: running.proc.pid for name, running in stack.procs.items()}
             base_url = f"http://127.0.0.1:{cfg.gateway_port}"
-            latencies, elapsed, errors, cpu, own = asyncio.run(
-                _measured(base_url, request_for, clients, per_client, warmup, pids)
-            )
+            results = {
+                label: _result(
+                    *asyncio.run(_measured(base_url, request_for, clients, per_client, warmup, pids))
+                )
+                for label, request_for in phases.items()
+            }
         finally:
             stack.stop()
+    return results
+
+
+def _result(
+    latencies: list[float], elapsed: float, errors: int, cpu: dict[str, float], own: float
+) -> LoadResult:
     n = max(1, len(latencies))
     per_request = {name: seconds * 1000 / n for name, seconds in cpu.items() if seconds > 0}
     per_request["load generator"] = own * 1000 / n

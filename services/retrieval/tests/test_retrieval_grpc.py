@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import urllib.request
+
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -109,3 +111,21 @@ def test_metadata_travels_only_when_asked(stub) -> None:  # type: ignore[no-unty
     assert not any(h.HasField("metadata") for h in lean.hits)
     assert all("population" in c.metadata.fields for c in full_recs)
     assert lean.ByteSize() < full.ByteSize() / 2
+
+
+def _counter(metrics_port: int, name: str, result: str) -> float:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).read().decode()
+    for line in text.splitlines():
+        if line.startswith(f'{name}{{result="{result}"}}'):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_a_repeated_search_is_answered_from_the_version_cache(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
+    name = "ng12_retrieval_search_cache_total"
+    query = "repeated question about a breast lump in a woman aged 31"
+    first = _search(stub, query)
+    hits_before = _counter(retrieval_server.metrics_port, name, "hit")
+    second = _search(stub, query)
+    assert _counter(retrieval_server.metrics_port, name, "hit") == hits_before + 1
+    assert second == first

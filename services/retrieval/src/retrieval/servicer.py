@@ -45,7 +45,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         self.store = store
         self.embedder = embedder
         self.health = health
-        self.results = results or SearchResultCache(0)
+        self.results = results if results is not None else SearchResultCache(0)
 
     # --- helpers -------------------------------------------------------------------------
 
