@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -11,7 +12,7 @@ from chat.clinical import ClinicalState
 from chat.grading import grade
 from chat.guardrails import classify_input
 from chat.knowledge import Rec
-from chat.llm import AnswerWriter, validate
+from chat.llm import AnswerWriter, checked_sentences, validate
 from chat.premise import claimed_details, is_injection, unsupported
 from chat.query import build, is_follow_up
 from chat.redaction import redact
@@ -118,7 +119,8 @@ class FakeModel:
 def test_llm_quotes_are_validated_against_canonical_text() -> None:
     sel = Selection(recs=[(REC, 0.7)])
     raw = (
-        '{"answer": "Refer.", "quotes": [{"recommendation_id": "1.1.1", "text": "chest X-ray findings '
+        '{"answer": "Refer if the chest X-ray suggests lung cancer [1.1.1].", '
+        '"quotes": [{"recommendation_id": "1.1.1", "text": "chest X-ray findings '
         'suggest lung cancer"}, {"recommendation_id": "1.1.1", "text": "aged 30 and over"}, '
         '{"recommendation_id": "9.9.9", "text": "Refer"}]}'
     )
@@ -129,3 +131,26 @@ def test_llm_quotes_are_validated_against_canonical_text() -> None:
     assert out is not None and "aged 30" not in out and "[NG12 1.1.1, p.9]" in out
     assert writer.removed_quotes == 2
     assert asyncio.run(AnswerWriter(FakeModel("not json")).write("q", sel, "x")) is None
+
+
+def test_llm_sentences_must_cite_selected_recommendations_and_keep_their_numbers() -> None:
+    sel = Selection(recs=[(REC, 0.7)])
+    answer = (
+        "NG12 covers this. "  # no criterion, no citation needed
+        "Refer if the chest X-ray suggests lung cancer [1.1.1]. "  # grounded
+        "Refer anyone aged 30 and over with a cough [1.1.1]. "  # 30 is not in 1.1.1: invented
+        "Offer an urgent CT scan. "  # a criterion without a citation
+        "Consider referral within 2 weeks [1.9.9]."  # cites a recommendation not retrieved
+    )
+    kept, removed = checked_sentences(answer, sel)
+    assert kept == ["NG12 covers this.", "Refer if the chest X-ray suggests lung cancer [NG12 1.1.1, p.9]."]
+    assert removed == 3
+    raw = json.dumps(
+        {"answer": answer, "quotes": [{"recommendation_id": "1.1.1", "text": "chest X-ray findings suggest"}]}
+    )
+    writer = AnswerWriter(FakeModel(raw))
+    out = asyncio.run(writer.write("q", sel, "extractive"))
+    assert out is not None and "aged 30" not in out and "CT scan" not in out and "1.9.9" not in out
+    assert writer.removed_sentences == 3
+    only_invented = json.dumps({"answer": "Refer anyone aged 30 [1.1.1].", "quotes": []})
+    assert asyncio.run(AnswerWriter(FakeModel(only_invented)).write("q", sel, "x")) is None

@@ -34,8 +34,16 @@ log = get_logger("chat.llm")
 PROMPT = (
     "You answer a GP's question using ONLY the NICE NG12 recommendations given. Do not add thresholds, "
     "ages, timeframes or advice that are not in them. If they do not answer the question, say so. "
-    'Reply with JSON: {"answer": "<2-4 sentences>", "quotes": [{"recommendation_id": "<id>", '
-    '"text": "<exact span copied from that recommendation>"}]}.'
+    "End every sentence that states a criterion with the id of the recommendation it rests on in "
+    'square brackets, e.g. [1.1.1]. Reply with JSON: {"answer": "<2-4 sentences>", "quotes": '
+    '[{"recommendation_id": "<id>", "text": "<exact span copied from that recommendation>"}]}.'
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(\"'])")
+_CITED = re.compile(r"\[(?:NG12\s+)?(\d+\.\d+\.\d+)(?:[^\]]*)\]")
+_CRITERION_WORDS = re.compile(
+    r"\b(refer\w*|aged?|over|under|older|younger|urgent\w*|within|weeks?|months?|days?|"
+    r"offer\w*|consider\w*|pathway|test\w*|threshold|persistent|unexplained)\b",
+    re.I,
 )
 
 
@@ -48,6 +56,7 @@ REWRITE_PROMPT = (
 REWRITE_MAX_WORDS = 20
 REWRITE_HISTORY_TURNS = 6
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_GUIDELINE_NAME = re.compile(r"\bNG\s?12\b", re.I)
 
 
 class TextModel(Protocol):
@@ -56,9 +65,41 @@ class TextModel(Protocol):
 
 @dataclass
 class Validated:
-    answer: str
+    answer: str  # the kept sentences, each citation tagged "[NG12 id, p.N]"
     quotes: list[tuple[str, str]]
-    removed: int
+    removed: int  # quotes removed
+    removed_sentences: int = 0
+
+
+def checked_sentences(answer: str, sel: Selection) -> tuple[list[str], int]:
+    """The answer's sentences that are grounded in the selected recommendations (see module
+    docstring), with full citation tags; and how many were removed."""
+    recs = {rec.id: rec for rec, _ in sel.recs}
+    kept: list[str] = []
+    removed = 0
+    for sentence in _SENTENCE_END.split(answer.strip()):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        cited = _CITED.findall(sentence)
+        bare = _CITED.sub("", sentence)
+        numbers = set(_NUMBER.findall(_GUIDELINE_NAME.sub("", bare)))
+        grounded = all(rid in recs for rid in cited) and (
+            bool(cited) or not (numbers or _CRITERION_WORDS.search(bare))
+        )
+        if grounded and numbers:
+            cited_numbers = {n for rid in cited for n in _NUMBER.findall(recs[rid].text)}
+            grounded = numbers <= cited_numbers
+        if not grounded:
+            removed += 1
+            continue
+        tags = " ".join(rec_tag(rid, recs[rid].page) for rid in dict.fromkeys(cited))
+        text = " ".join(bare.split()).rstrip()
+        if tags:
+            end = text[-1] if text[-1:] in ".!?" else ""
+            text = f"{text[: len(text) - len(end)].rstrip()} {tags}{end}"
+        kept.append(text)
+    return kept, removed
 
 
 def validate(raw: str, sel: Selection) -> Validated | None:
@@ -77,13 +118,17 @@ def validate(raw: str, sel: Selection) -> Validated | None:
             kept.append((rid, text))
         else:
             removed += 1
-    return Validated(answer=data["answer"].strip(), quotes=kept, removed=removed)
+    sentences, removed_sentences = checked_sentences(data["answer"], sel)
+    return Validated(
+        answer=" ".join(sentences), quotes=kept, removed=removed, removed_sentences=removed_sentences
+    )
 
 
 class AnswerWriter:
     def __init__(self, model: TextModel) -> None:
         self._model = model
         self.removed_quotes = 0
+        self.removed_sentences = 0
 
     async def write(self, question: str, sel: Selection, extractive: str) -> str | None:
         """The grounded LLM answer, or None to keep the extractive one."""
@@ -98,11 +143,14 @@ class AnswerWriter:
             log.warning("chat_llm_failed", error_type=type(exc).__name__)
             return None
         checked = validate(raw, sel)
-        if checked is None or not checked.quotes:
+        if checked is None:
             return None
         self.removed_quotes += checked.removed
-        if checked.removed:
-            log.info("chat_llm_quotes_removed", removed=checked.removed)
+        self.removed_sentences += checked.removed_sentences
+        if checked.removed or checked.removed_sentences:
+            log.info("chat_llm_output_removed", quotes=checked.removed, sentences=checked.removed_sentences)
+        if not checked.quotes or not checked.answer:
+            return None
         pages = {rec.id: rec.page for rec, _ in sel.recs}
         quotes = [f'> "{text}" {rec_tag(rid, pages[rid])}' for rid, text in checked.quotes]
         return with_disclaimer("\n".join([checked.answer, "", *quotes]))
