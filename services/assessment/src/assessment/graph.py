@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -39,6 +40,7 @@ from ng12_common.models import (
     ReviewItem,
 )
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
+from ng12_common.workflow import routed
 
 log = get_logger("assessment.graph")
 
@@ -61,7 +63,7 @@ class AssessmentState(TypedDict, total=False):
 
 
 def _route(next_node: str) -> Any:
-    async def decide(state: AssessmentState) -> str:
+    def decide(state: Mapping[str, Any]) -> str:
         return "handle_error" if state.get("error") else next_node
 
     return decide
@@ -190,16 +192,15 @@ def build_graph(
         return {}
 
     graph = StateGraph(AssessmentState)
-    graph.add_node("fetch_patient", fetch_patient)
-    graph.add_node("retrieve_guidelines", retrieve_guidelines)
-    graph.add_node("assess_risk", assess_risk)
+    steps = (
+        ("fetch_patient", fetch_patient, "retrieve_guidelines"),
+        ("retrieve_guidelines", retrieve_guidelines, "assess_risk"),
+        ("assess_risk", assess_risk, END),
+    )
+    for name, node, next_node in steps:
+        graph.add_node(name, routed(node, _route(next_node)), destinations=(next_node, "handle_error"))
     graph.add_node("handle_error", handle_error)
     graph.add_edge(START, "fetch_patient")
-    graph.add_conditional_edges(
-        "fetch_patient", _route("retrieve_guidelines"), ["retrieve_guidelines", "handle_error"]
-    )
-    graph.add_conditional_edges("retrieve_guidelines", _route("assess_risk"), ["assess_risk", "handle_error"])
-    graph.add_conditional_edges("assess_risk", _route(END), [END, "handle_error"])
     graph.add_edge("handle_error", END)
     return graph.compile()
 

@@ -13,6 +13,7 @@ it from the same selected recommendations and its quotes are validated.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -49,6 +50,7 @@ from ng12_common.models import (
     GuidelineRef,
 )
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
+from ng12_common.workflow import routed
 
 log = get_logger("chat.graph")
 SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k recommendations
@@ -90,7 +92,7 @@ def _names_criteria_concept(sel: Selection, turn: ClinicalState) -> bool:
 
 
 def _on_error(next_node: str) -> Any:
-    async def decide(state: ChatState) -> str:
+    def decide(state: Mapping[str, Any]) -> str:
         return "handle_error" if state.get("error") else next_node
 
     return decide
@@ -124,7 +126,7 @@ def build_graph(
         kind: str = "injection" if is_injection(message) else classify_input(message)
         return {"kind": kind, "citations": [], "query": ChatQuery(strategy="none", text="")}
 
-    async def after_input(state: ChatState) -> str:
+    def after_input(state: Mapping[str, Any]) -> str:
         if state.get("error"):
             return "handle_error"
         return {
@@ -179,7 +181,7 @@ def build_graph(
             return {"evidence": "retry", "rewritten": True, "query": query}
         return {"evidence": evidence}
 
-    async def after_check(state: ChatState) -> str:
+    def after_check(state: Mapping[str, Any]) -> str:
         return "retrieve" if state["evidence"] == "retry" else "summarize_query"
 
     async def summarize_query(state: ChatState) -> dict[str, Any]:
@@ -193,7 +195,7 @@ def build_graph(
         }
         return {"clinical_summary": {k: v for k, v in summary.items() if v not in (None, [])}}
 
-    async def route(state: ChatState) -> str:
+    def route(state: Mapping[str, Any]) -> str:
         return {
             "sufficient": "generate",
             "weak": "qualify",
@@ -317,24 +319,27 @@ def build_graph(
         "save_history": save_history,
         "handle_error": handle_error,
     }
+    routes: dict[str, tuple[Any, tuple[str, ...]]] = {
+        "load_history": (_on_error("input_guardrail"), ("input_guardrail", "handle_error")),
+        "input_guardrail": (
+            after_input,
+            ("build_query", "smalltalk_meta", "emergency", "out_of_scope", "refuse", "handle_error"),
+        ),
+        "retrieve": (_on_error("guardrail_check"), ("guardrail_check", "handle_error")),
+        "guardrail_check": (after_check, ("retrieve", "summarize_query")),
+        "summarize_query": (route, ("generate", "qualify", "refuse", "out_of_scope")),
+        "save_history": (_on_error(END), (END, "handle_error")),
+    }
     for name, node in nodes.items():
-        graph.add_node(name, node)  # type: ignore[call-overload]
+        if name in routes:
+            decide, destinations = routes[name]
+            graph.add_node(name, routed(node, decide), destinations=destinations)
+        else:
+            graph.add_node(name, node)  # type: ignore[call-overload]
     graph.add_edge(START, "load_history")
-    graph.add_conditional_edges(
-        "load_history", _on_error("input_guardrail"), ["input_guardrail", "handle_error"]
-    )
-    graph.add_conditional_edges(
-        "input_guardrail",
-        after_input,
-        ["build_query", "smalltalk_meta", "emergency", "out_of_scope", "refuse", "handle_error"],
-    )
     graph.add_edge("build_query", "retrieve")
-    graph.add_conditional_edges("retrieve", _on_error("guardrail_check"), ["guardrail_check", "handle_error"])
-    graph.add_conditional_edges("guardrail_check", after_check, ["retrieve", "summarize_query"])
-    graph.add_conditional_edges("summarize_query", route, ["generate", "qualify", "refuse", "out_of_scope"])
     for name in ("generate", "qualify", "refuse", "out_of_scope", "smalltalk_meta", "emergency"):
         graph.add_edge(name, "save_history")
-    graph.add_conditional_edges("save_history", _on_error(END), [END, "handle_error"])
     graph.add_edge("handle_error", END)
     return graph.compile()
 
