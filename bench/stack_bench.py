@@ -2,9 +2,14 @@
 
 - The whole stack runs as real processes on free ports, started by deploy/run_stack.Stack as
   `make run` and the end-to-end test start it, with the real NG12 PDF ingested by the worker.
-- Load is closed-loop: N clients, each sending its next request when the last one answered.
-  The client is aiohttp (C-accelerated HTTP parsing), so that on a 2-core machine the cores go
-  to the services rather than to the load generator.
+- Each phase runs N clients (sessions) with the client aiohttp (C-accelerated HTTP parsing, so
+  that on a 2-core machine the cores go to the services rather than to the load generator):
+  - saturation (`rate=None`): closed loop, each client sends its next request as soon as the last
+    one answered: the most requests per second the stack serves, and its latency when full;
+  - paced (`rate=R`): the N clients together send R requests per second on a fixed schedule
+    (client c's i-th request at (i*N + c)/R s); a client still waiting for an earlier reply sends
+    late, and latency is counted from the scheduled time, so a stall is not hidden (no
+    coordinated omission).
 - Reported: p50/p95/p99/max latency, requests per second, and the CPU time each service process
   (and the load generator) spent per request, read from /proc before and after the load.
 """
@@ -31,6 +36,12 @@ if str(REPO) not in sys.path:
 
 #: (method, path, JSON body or None) of a client's i-th request.
 RequestFor = Callable[[int, int], tuple[str, str, Any]]
+
+
+@dataclass(frozen=True)
+class Phase:
+    request_for: RequestFor
+    rate: float | None = None  # requests per second for all clients together; None: saturation
 
 
 @dataclass
@@ -67,7 +78,12 @@ def _cpu_seconds(pid: int) -> float:
 
 
 async def _drive(
-    base_url: str, request_for: RequestFor, clients: int, per_client: int, warmup: int
+    base_url: str,
+    request_for: RequestFor,
+    clients: int,
+    per_client: int,
+    warmup: int,
+    rate: float | None = None,
 ) -> tuple[list[float], float, int]:
     import aiohttp
 
@@ -91,18 +107,22 @@ async def _drive(
             nonlocal errors
             for i in range(per_client):
                 start = time.perf_counter()
+                if rate:
+                    scheduled = started + (i * clients + client) / rate
+                    await asyncio.sleep(max(0.0, scheduled - start))
+                    start = scheduled
                 status = await send(client, i)
                 latencies.append((time.perf_counter() - start) * 1000)
                 errors += status != 200
 
-        started = time.perf_counter()
+        started = time.perf_counter() + 0.05
         await asyncio.gather(*(client_loop(c) for c in range(clients)))
         elapsed = time.perf_counter() - started
     return latencies, elapsed, errors
 
 
 def run_load(
-    phases: dict[str, RequestFor],
+    phases: dict[str, Phase],
     *,
     redis_db: int,
     clients: int = 8,
@@ -145,10 +165,8 @@ def run_load(
             pids = {name: running.proc.pid for name, running in stack.procs.items()}
             base_url = f"http://127.0.0.1:{cfg.gateway_port}"
             results = {
-                label: _result(
-                    *asyncio.run(_measured(base_url, request_for, clients, per_client, warmup, pids))
-                )
-                for label, request_for in phases.items()
+                label: _result(*asyncio.run(_measured(base_url, phase, clients, per_client, warmup, pids)))
+                for label, phase in phases.items()
             }
         finally:
             stack.stop()
@@ -165,13 +183,13 @@ def _result(
 
 
 async def _measured(
-    base_url: str, request_for: RequestFor, clients: int, per_client: int, warmup: int, pids: dict[str, int]
+    base_url: str, phase: Phase, clients: int, per_client: int, warmup: int, pids: dict[str, int]
 ) -> tuple[list[float], float, int, dict[str, float], float]:
     if warmup:
-        await _drive(base_url, request_for, clients, 0, warmup)
+        await _drive(base_url, phase.request_for, clients, 0, warmup)
     before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
     own_before = time.process_time()
-    latencies, elapsed, errors = await _drive(base_url, request_for, clients, per_client, 0)
+    latencies, elapsed, errors = await _drive(base_url, phase.request_for, clients, per_client, 0, phase.rate)
     own = time.process_time() - own_before
     cpu = {name: _cpu_seconds(pid) - before[name] for name, pid in pids.items()}
     return latencies, elapsed, errors, cpu, own
