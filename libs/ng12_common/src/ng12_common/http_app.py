@@ -23,8 +23,9 @@ from asgi_correlation_id import CorrelationIdMiddleware
 from asgi_correlation_id.context import correlation_id
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from prometheus_fastapi_instrumentator import Instrumentator
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -36,6 +37,14 @@ ReadinessCheck = Callable[[], Awaitable[str | None]]  # returns None when ready,
 
 _RID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 log = get_logger("ng12.http")
+
+
+def model_response(model: BaseModel) -> Response:
+    """A 200 JSON response serialised by pydantic in one step. Routes that return a model they
+    built themselves (already validated) use this instead of letting FastAPI validate it against
+    the response model again and re-encode it (~0.3 ms per assessment here); the route keeps
+    `response_model=` for the OpenAPI schema."""
+    return Response(content=model.model_dump_json(), media_type="application/json")
 
 
 def error_response(

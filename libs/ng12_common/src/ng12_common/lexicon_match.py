@@ -373,6 +373,15 @@ def facts_from_record(
     record: Mapping[str, Any] | BaseModel, lexicon: Sequence[LexiconEntry]
 ) -> tuple[PatientFacts, list[str]]:
     """PatientFacts from a patient record; also the phrases no concept was found in."""
+    facts, phrases, tests = facts_and_unmatched(record, lexicon)
+    return facts, [*phrases, *tests]
+
+
+def facts_and_unmatched(
+    record: Mapping[str, Any] | BaseModel, lexicon: Sequence[LexiconEntry]
+) -> tuple[PatientFacts, list[str], list[str]]:
+    """PatientFacts from a patient record, the free-text phrases (symptoms, findings, history)
+    no concept was found in, and the test results that could not be read ("key: value")."""
     r: Mapping[str, Any] = record.model_dump() if isinstance(record, BaseModel) else record
     facts = PatientFacts(
         age=r.get("age"),
@@ -392,9 +401,10 @@ def facts_from_record(
             unrecognised.append(phrase)
         for m in matches:
             _add(facts, m, phrase)
+    unread_tests: list[str] = []
     for key, value in (r.get("test_results") or {}).items():
-        _add_test_result(facts, str(key), value, lexicon, unrecognised)
-    return facts, unrecognised
+        _add_test_result(facts, str(key), value, lexicon, unread_tests)
+    return facts, unrecognised, unread_tests
 
 
 def _add_test_result(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from assessment.knowledge import GuidelineKnowledge, RecInfo, rec_sort_key
 from assessment.risk import ACTION_WORDS, RISK_LEVELS, action_rank
@@ -27,7 +26,7 @@ from ng12_common.criteria import (
     PatientFacts,
     evaluate_all,
 )
-from ng12_common.lexicon_match import facts_from_record
+from ng12_common.lexicon_match import facts_and_unmatched, facts_from_record
 from ng12_common.models import MatchedRecommendation, NearMiss, PatientRecord, ReviewItem, UnusedTestResult
 
 MAX_NEAR_MISSES = 5
@@ -62,12 +61,6 @@ class EngineOutcome:
 def _patient_concepts(facts: PatientFacts) -> set[str]:
     present = set(facts.symptoms) | facts.findings | facts.history | set(facts.tests)
     return present - facts.negated
-
-
-def _record_without_tests(record: PatientRecord) -> dict[str, Any]:
-    data = record.model_dump()
-    data["test_results"] = {}
-    return data
 
 
 def _classify_tests(record: PatientRecord, knowledge: GuidelineKnowledge) -> list[UnusedTestResult]:
@@ -165,8 +158,7 @@ def relevant_criteria(knowledge: GuidelineKnowledge, facts: PatientFacts) -> dic
 
 def assess(record: PatientRecord, knowledge: GuidelineKnowledge, prefilter: bool = True) -> EngineOutcome:
     """Evaluate every usable NG12 criteria tree for this patient."""
-    facts, _ = facts_from_record(record, knowledge.lexicon)
-    _, unrecognised = facts_from_record(_record_without_tests(record), knowledge.lexicon)
+    facts, unrecognised, _ = facts_and_unmatched(record, knowledge.lexicon)  # tests: _classify_tests
     criteria = relevant_criteria(knowledge, facts) if prefilter else knowledge.criteria_by_id
     context = EvalContext(criteria, knowledge.labels, describe_cache=knowledge.describe_cache)
     results = evaluate_all(facts, context)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
 from assessment.errors import PatientNotFound
 from assessment.graph import AssessmentRunner
 from assessment.patients import PatientStore
 from ng12_common.api_params import PatientId
+from ng12_common.http_app import model_response
 from ng12_common.models import AssessmentResponse, ErrorResponse, Patient, PatientRecord
 
 router = APIRouter()
@@ -48,10 +49,10 @@ async def get_patient(patient_id: PatientId, store: Store) -> Patient:
 
 
 @router.post("/assess/{patient_id}", response_model=AssessmentResponse, responses=_ERRORS)
-async def assess_patient(patient_id: PatientId, runner: Runner) -> AssessmentResponse:
-    return await runner.run(patient_id=patient_id)
+async def assess_patient(patient_id: PatientId, runner: Runner) -> Response:
+    return model_response(await runner.run(patient_id=patient_id))
 
 
 @router.post("/assess", response_model=AssessmentResponse, responses=_ERRORS)
-async def assess_record(record: PatientRecord, runner: Runner) -> AssessmentResponse:
-    return await runner.run(record=record)
+async def assess_record(record: PatientRecord, runner: Runner) -> Response:
+    return model_response(await runner.run(record=record))
