@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import re
 import statistics
@@ -27,7 +26,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,15 +58,6 @@ class LoadResult:
             f"p99 {q[98]:.1f} ms, max {ms[-1]:.1f} ms, {len(ms) / self.elapsed_s:.1f} req/s ({targets})\n"
             f"  CPU ms per request: {cpu}"
         )
-
-
-def _launcher() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("run_stack", REPO / "deploy" / "run_stack.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["run_stack"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -134,13 +123,13 @@ def run_load(
     phase; the services' CPU is measured over each phase's load (not its warm-up)."""
     import redis
 
-    from tests.support import find_pdf, free_port
+    from tests.support import find_pdf, free_port, load_launcher
 
     redis_url = re.sub(
         r"/\d+$", f"/{redis_db}", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
     )
     redis.Redis.from_url(redis_url).flushdb()
-    launcher = _launcher()
+    launcher = load_launcher()
     with tempfile.TemporaryDirectory(prefix="ng12-bench-") as var_dir:
         cfg = launcher.StackConfig(
             gateway_port=free_port(),

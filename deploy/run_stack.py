@@ -28,7 +28,10 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import IO
 from urllib.parse import urlparse
+
+from ng12_common.jobs import BOOTSTRAP_LOCK, first_ingestion_failure
 
 REPO = Path(__file__).resolve().parents[1]
 NICE_URL = "https://www.nice.org.uk/guidance/ng12"
@@ -129,6 +132,7 @@ class Stack:
         self.cfg = cfg
         self.procs: dict[str, Running] = {}
         self.redis_proc: subprocess.Popen[bytes] | None = None
+        self._stale_bootstrap: str | None = None  # a first-start ingestion of an earlier run
 
     # --- processes ----------------------------------------------------------------------
 
@@ -137,12 +141,11 @@ class Stack:
         env = {**os.environ, **service_env(name, self.cfg)}
         env["PYTHONUNBUFFERED"] = "1"
         log_path = None
+        out: IO[bytes] | None = None  # None: inherit the console
         if self.cfg.log_to_files:
             log_path = self.cfg.var_dir / "logs" / f"{name}.log"
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            out: int | object = log_path.open("ab")
-        else:
-            out = None  # inherit the console
+            out = log_path.open("ab")
         proc = subprocess.Popen(
             [sys.executable, *spec.command],
             env=env,
@@ -167,6 +170,7 @@ class Stack:
 
     def start(self) -> None:
         self.cfg.var_dir.mkdir(parents=True, exist_ok=True)
+        self._stale_bootstrap = self._bootstrap_task()
         self.start_service("retrieval")
         self.wait_service("retrieval", 180)
         for name in ("ingestion-worker", "assessment", "chat", "gateway"):
@@ -180,6 +184,24 @@ class Stack:
             self.redis_proc = None
 
     # --- readiness ----------------------------------------------------------------------
+
+    def _bootstrap_task(self) -> str | None:
+        import redis
+
+        try:
+            raw = redis.Redis.from_url(self.cfg.redis_url, socket_timeout=1).get(BOOTSTRAP_LOCK)
+        except (redis.RedisError, ValueError):
+            return None
+        return raw.decode() if isinstance(raw, bytes) else None
+
+    def _first_ingestion_failure(self) -> str | None:
+        import redis
+
+        try:
+            client = redis.Redis.from_url(self.cfg.redis_url, socket_timeout=1)
+            return first_ingestion_failure(client, self._stale_bootstrap)
+        except (redis.RedisError, ValueError):
+            return None
 
     def _check_alive(self) -> None:
         for r in self.procs.values():
@@ -216,12 +238,21 @@ class Stack:
         raise TimeoutError(f"{name} did not come up within {timeout:.0f}s")
 
     def wait_ready(self, timeout: float) -> float:
-        """Wait until the gateway's /readyz is 200 (all dependencies, an active index)."""
+        """Wait until the gateway's /readyz is 200 (all dependencies, an active index). A failed
+        first-start ingestion (bad or missing PDF...) is reported at once, not at the timeout."""
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             self._check_alive()
             if _http_ok(f"http://127.0.0.1:{self.cfg.gateway_port}/readyz"):
                 return time.monotonic() - start
+            failure = self._first_ingestion_failure()
+            if failure:
+                logs = self.procs.get("ingestion-worker")
+                where = f"; see {logs.log_path}" if logs and logs.log_path else ""
+                raise RuntimeError(
+                    f"the first ingestion of {self.cfg.ng12_pdf} failed ({failure}), so there is no "
+                    f"NG12 index to serve{where}"
+                )
             time.sleep(0.5)
         raise TimeoutError(f"the stack was not ready within {timeout:.0f}s (GET /readyz on the gateway)")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -115,3 +117,13 @@ def find_eval_dev(name: str) -> Path:
         if c.is_file():
             return c
     raise FileNotFoundError(f"development cases {name} not found; set NG12_EVAL_DEV to the eval-dev folder")
+
+
+def load_launcher() -> Any:
+    """deploy/run_stack.py (the `make run` launcher) as a module: Stack, StackConfig."""
+    spec = importlib.util.spec_from_file_location("run_stack", REPO / "deploy" / "run_stack.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_stack"] = module
+    spec.loader.exec_module(module)
+    return module

@@ -7,9 +7,7 @@ by the same launcher as `make run` (deploy/run_stack.py).
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,20 +18,11 @@ import pdfplumber
 import pytest
 import redis
 
-from tests.support import REPO, free_port
+from tests.support import free_port, load_launcher
 
 pytestmark = pytest.mark.e2e
 
 E2E_REDIS_DB = 13
-
-
-def _load_launcher():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("run_stack", REPO / "deploy" / "run_stack.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["run_stack"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _norm(text: str) -> str:
@@ -64,7 +53,7 @@ def pdf_text(ng12_pdf: Path) -> str:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, ng12_pdf: Path, redis_url: str) -> Iterator[object]:
-    launcher = _load_launcher()
+    launcher = load_launcher()
     url = re.sub(r"/\d+$", f"/{E2E_REDIS_DB}", redis_url)
     redis.Redis.from_url(url).flushdb()
     cfg = launcher.StackConfig(

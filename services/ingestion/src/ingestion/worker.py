@@ -18,10 +18,10 @@ from prometheus_client import start_http_server
 
 from ingestion.celery_app import app, settings
 from ingestion.index_upload import has_active_index
+from ng12_common.jobs import BOOTSTRAP_LOCK
 from ng12_common.logs import configure_logging, get_logger
 
 log = get_logger("ingestion.worker")
-BOOTSTRAP_LOCK = "ng12:ingestion:bootstrap-lock"
 
 
 def bootstrap_if_empty(wait_seconds: float = 120.0) -> str | None:
