@@ -123,7 +123,7 @@ def run_load(
     phase; the services' CPU is measured over each phase's load (not its warm-up)."""
     import redis
 
-    from tests.support import find_pdf, free_port, load_launcher
+    from tests.support import find_pdf, load_launcher, stack_config
 
     redis_url = re.sub(
         r"/\d+$", f"/{redis_db}", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -131,20 +131,13 @@ def run_load(
     redis.Redis.from_url(redis_url).flushdb()
     launcher = load_launcher()
     with tempfile.TemporaryDirectory(prefix="ng12-bench-") as var_dir:
-        cfg = launcher.StackConfig(
-            gateway_port=free_port(),
-            assessment_port=free_port(),
-            chat_port=free_port(),
-            retrieval_port=free_port(),
-            retrieval_metrics_port=free_port(),
-            worker_metrics_port=free_port(),
+        cfg = stack_config(
+            launcher,
             redis_url=redis_url,
             ng12_pdf=find_pdf(),
             var_dir=Path(var_dir),
-            environment="test",
             log_level=log_level,
             admin_api_key="bench-admin-key",
-            log_to_files=True,
         )
         stack = launcher.Stack(cfg)
         stack.start()

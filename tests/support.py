@@ -127,3 +127,25 @@ def load_launcher() -> Any:
     sys.modules["run_stack"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def stack_config(launcher: Any, *, redis_url: str, ng12_pdf: Path, var_dir: Path, **extra: Any) -> Any:
+    """A launcher StackConfig on free ports, logging to files under var_dir (tests, benches)."""
+    values: dict[str, Any] = {
+        "environment": "test",
+        "admin_api_key": "test-admin-key",
+        "log_to_files": True,
+        **extra,
+    }
+    return launcher.StackConfig(
+        gateway_port=free_port(),
+        assessment_port=free_port(),
+        chat_port=free_port(),
+        retrieval_port=free_port(),
+        retrieval_metrics_port=free_port(),
+        worker_metrics_port=free_port(),
+        redis_url=redis_url,
+        ng12_pdf=ng12_pdf,
+        var_dir=var_dir,
+        **values,
+    )

@@ -21,7 +21,7 @@ import pdfplumber
 import pytest
 import redis
 
-from tests.support import free_port, load_launcher
+from tests.support import load_launcher, stack_config
 
 pytestmark = pytest.mark.e2e
 
@@ -59,19 +59,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory, ng12_pdf: Path, redis_url: s
     launcher = load_launcher()
     url = re.sub(r"/\d+$", f"/{E2E_REDIS_DB}", redis_url)
     redis.Redis.from_url(url).flushdb()
-    cfg = launcher.StackConfig(
-        gateway_port=free_port(),
-        assessment_port=free_port(),
-        chat_port=free_port(),
-        retrieval_port=free_port(),
-        retrieval_metrics_port=free_port(),
-        worker_metrics_port=free_port(),
+    cfg = stack_config(
+        launcher,
         redis_url=url,
         ng12_pdf=ng12_pdf,
         var_dir=tmp_path_factory.mktemp("stack"),
-        environment="test",
         admin_api_key="e2e-admin-key",
-        log_to_files=True,
     )
     s = launcher.Stack(cfg)
     s.start()

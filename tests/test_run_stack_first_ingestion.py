@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from ng12_common.jobs import BOOTSTRAP_LOCK, CELERY_RESULT_KEY, first_ingestion_failure
-from tests.support import free_port, load_launcher
+from tests.support import load_launcher, stack_config
 
 pytestmark = pytest.mark.e2e
 REDIS_DB = 14  # its own database: e2e 13, tests 15, benches 10 and 12; flushed here
@@ -37,20 +37,7 @@ def test_a_failed_first_ingestion_is_reported_before_the_timeout(tmp_path: Path,
     not_a_pdf = tmp_path / "ng12.pdf"
     not_a_pdf.write_text("this is not the NG12 PDF", encoding="utf-8")
     launcher = load_launcher()
-    cfg = launcher.StackConfig(
-        gateway_port=free_port(),
-        assessment_port=free_port(),
-        chat_port=free_port(),
-        retrieval_port=free_port(),
-        retrieval_metrics_port=free_port(),
-        worker_metrics_port=free_port(),
-        redis_url=url,
-        ng12_pdf=not_a_pdf,
-        var_dir=tmp_path / "var",
-        environment="test",
-        admin_api_key="first-ingestion-key",
-        log_to_files=True,
-    )
+    cfg = stack_config(launcher, redis_url=url, ng12_pdf=not_a_pdf, var_dir=tmp_path / "var")
     stack = launcher.Stack(cfg)
     stack.start()
     try:
