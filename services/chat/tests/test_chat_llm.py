@@ -74,10 +74,11 @@ def test_follow_up_without_topic_is_rewritten_by_the_model(llm_chat: Callable[..
     client = llm_chat(models)
     sid = f"llm-{uuid.uuid4().hex[:8]}"
     assert ask(client, sid, "Hello")["grounding"] == "smalltalk"  # history, but no topic
-    body = ask(client, sid, "What if they're 45?")
+    body = ask(client, sid, "What if they're 45, NHS 943 476 5919?")
     assert body["query"] == {"strategy": "rewrite", "text": LUNG_REWRITE}
     rewrite_prompt = next(p for p in models.prompts if p.startswith(REWRITE_PROMPT))
-    assert "user: Hello" in rewrite_prompt and "Last message: What if they're 45?" in rewrite_prompt
+    assert "user: Hello" in rewrite_prompt and "Last message: What if they're 45" in rewrite_prompt
+    assert all("943 476 5919" not in p for p in models.prompts)  # no personal data to the cloud model
     assert body["grounding"] in ("sufficient", "weak")
     assert any(c["recommendation_id"].startswith("1.1.") for c in body["citations"])
     assert "[NG12 1.1." in body["answer"]  # the model's non-JSON answer fell back to the extractive one

@@ -118,7 +118,8 @@ def build_graph(
     async def rewrite(state: ChatState, fallback_state: ClinicalState) -> ChatQuery:
         """Tier B: the LLM's validated rewrite when one is configured, else from clinical state."""
         message = " ".join(state["request"].message.split())
-        text = await rewriter.rewrite(message, state["history"]) if rewriter is not None else None
+        # the model is a cloud service: it sees the message without personal data, as history stores it
+        text = await rewriter.rewrite(redact(message), state["history"]) if rewriter is not None else None
         return ChatQuery(strategy="rewrite", text=text or rewrite_from_state(message, fallback_state))
 
     async def input_guardrail(state: ChatState) -> dict[str, Any]:
@@ -242,7 +243,7 @@ def build_graph(
         age = sel.near_misses[0].age if sel.near_misses else state["turn_state"].age
         body = compose.extractive(sel, age, compose.quote_term(request.message))
         if writer is not None:
-            written = await writer.write(request.message, sel, body)
+            written = await writer.write(redact(request.message), sel, body)
             if written is not None:
                 body = written
         return {

@@ -1,7 +1,7 @@
 """Forwarding public requests to the internal HTTP services (assessment, chat) with aiohttp.
 
 aiohttp rather than httpx: the proxy hop is on every request, and aiohttp's C HTTP parser costs
-about a third of httpx's CPU per request (measured in bench/, docs/deploy.md).
+about half of httpx's CPU per proxied request (measured with `make bench`, docs/performance.md).
 
 Downstream status codes and JSON bodies pass through unchanged; the request id travels in
 X-Request-ID. When a service cannot be reached or does not answer in time the caller gets a
