@@ -61,9 +61,28 @@ class LoadResult:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """user + system CPU seconds of a process (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """user + system CPU seconds of a process and its live children (HTTP_WORKERS > 1 runs a
+    service's workers under a supervisor process), from Linux /proc."""
+    total = 0.0
+    for stat in [Path(f"/proc/{pid}/stat"), *_children_stats(pid)]:
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # exited meanwhile
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _children_stats(pid: int) -> list[Path]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            out.append(stat)
+    return out
 
 
 async def _drive(

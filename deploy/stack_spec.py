@@ -44,6 +44,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "METRICS_PORT": "9101",
             "CHROMA_DIR": "var/chroma",
             "EMBEDDER": "local",
+            "EMBEDDING_THREADS": "1",
             "VERTEX_PROJECT": "",
             "VERTEX_LOCATION": "europe-west2",
             "VERTEX_EMBEDDING_MODEL": "text-embedding-005",

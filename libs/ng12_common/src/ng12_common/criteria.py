@@ -47,7 +47,7 @@ Interpretation rules where NG12 leaves room are in :data:`ASSUMPTIONS` (one plac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
@@ -406,15 +406,30 @@ class EvalContext:
         self._cache: dict[str, EvalResult] = {}
         self._cache_key: str | None = None
         self._stack: list[str] = []
+        self._order: list[str] | None = None
 
     def label(self, concept: str) -> str:
         return self.labels.get(concept) or concept.replace("_", " ")
 
     def result_for(self, rec_id: str, facts: PatientFacts) -> EvalResult | None:
         """Result of another recommendation for these facts (cached per patient); None if unknown."""
+        self.bind(facts)
+        return self._result(rec_id, facts)
+
+    def bind(self, facts: PatientFacts) -> None:
+        """Keep the cached results only if they were computed for these facts (by value)."""
         key = facts.model_dump_json()
         if key != self._cache_key:
             self._cache, self._cache_key = {}, key
+
+    def order(self) -> list[str]:
+        """`dependency_order` of this context's criteria (computed once: they do not change)."""
+        if self._order is None:
+            self._order = dependency_order(self.criteria_by_id)
+        return self._order
+
+    def _result(self, rec_id: str, facts: PatientFacts) -> EvalResult | None:
+        """`result_for` after `bind(facts)`."""
         if rec_id in self._cache:
             return self._cache[rec_id]
         tree = self.criteria_by_id.get(rec_id)
@@ -455,11 +470,17 @@ def dependency_order(criteria_by_id: Mapping[str, Criterion | None]) -> list[str
     return order
 
 
-def evaluate_all(facts: PatientFacts, context: EvalContext) -> dict[str, EvalResult]:
-    """Evaluate every recommendation of the context that has criteria, in dependency order."""
+def evaluate_all(
+    facts: PatientFacts, context: EvalContext, only: Container[str] | None = None
+) -> dict[str, EvalResult]:
+    """Evaluate every recommendation of the context that has criteria (or those of them in
+    `only`; a rec_applies target outside it is still evaluated when needed), in dependency order."""
     results: dict[str, EvalResult] = {}
-    for rid in dependency_order(context.criteria_by_id):
-        res = context.result_for(rid, facts)
+    context.bind(facts)  # one serialisation of the facts per patient, not one per recommendation
+    for rid in context.order():
+        if only is not None and rid not in only:
+            continue
+        res = context._result(rid, facts)
         if res is not None:
             results[rid] = res
     return results

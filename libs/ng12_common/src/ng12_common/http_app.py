@@ -13,10 +13,15 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
 import re
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from asgi_correlation_id import CorrelationIdMiddleware
@@ -183,9 +188,42 @@ def install_common(app: FastAPI, service: str) -> None:
         )
 
 
-def serve(app: FastAPI, host: str, port: int) -> None:
-    """Run an HTTP service with uvicorn: our JSON logging (log_config=None), no uvicorn access
-    log (AccessLogMiddleware writes one), graceful shutdown on SIGTERM."""
+def serve(factory: str, host: str, port: int, workers: int = 1) -> None:
+    """Run an HTTP service with uvicorn from `factory` ("module:function" returning the app;
+    each worker process calls it, so it loads its own settings and logging): our JSON logging
+    (log_config=None), no uvicorn access log (AccessLogMiddleware writes one), graceful shutdown
+    on SIGTERM. With `workers` > 1 uvicorn's supervisor runs that many processes on one socket
+    (and restarts one that dies); Prometheus then runs in multiprocess mode (see
+    `prepare_multiprocess_metrics`) so /metrics, answered by any worker, sums them all."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, access_log=False, log_config=None, timeout_graceful_shutdown=10)
+    if workers > 1:
+        prepare_multiprocess_metrics(factory.split(".", 1)[0])
+    uvicorn.run(
+        factory,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=False,
+        log_config=None,
+        timeout_graceful_shutdown=10,
+    )
+
+
+def prepare_multiprocess_metrics(service: str) -> Path:
+    """Point prometheus_client's multiprocess mode at an empty directory before the workers start
+    (they inherit the environment and read it when prometheus_client is imported):
+    PROMETHEUS_MULTIPROC_DIR when set (its old *.db files are removed: they belong to processes of
+    an earlier run), else a new temporary directory, removed when this process exits."""
+    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if configured:
+        directory = Path(configured)
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*.db"):
+            stale.unlink()
+    else:
+        directory = Path(tempfile.mkdtemp(prefix=f"ng12-{service}-metrics-"))
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+    return directory

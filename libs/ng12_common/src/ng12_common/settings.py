@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Literal, TypeVar
 
-from pydantic import ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PLACEHOLDER_SECRETS = frozenset({"", "changeme", "change-me", "dev-admin-key", "secret"})
@@ -39,6 +39,18 @@ class ServiceSettings(BaseSettings):
     def secret_fields(cls) -> tuple[str, ...]:
         """Names of fields that must not keep a placeholder value in production."""
         return ()
+
+
+class HttpServiceSettings(ServiceSettings):
+    """Fields of the FastAPI services (gateway, assessment, chat)."""
+
+    host: str = "127.0.0.1"
+    http_workers: int = Field(
+        default=1,
+        ge=1,
+        le=32,
+        description="uvicorn worker processes on the one port (CPU-bound services scale with cores)",
+    )
 
 
 S = TypeVar("S", bound=ServiceSettings)

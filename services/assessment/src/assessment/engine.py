@@ -26,6 +26,7 @@ from ng12_common.criteria import (
     PatientFacts,
     evaluate_all,
 )
+from ng12_common.criteria_index import patient_concepts
 from ng12_common.lexicon_match import facts_and_unmatched, facts_from_record
 from ng12_common.models import MatchedRecommendation, NearMiss, PatientRecord, ReviewItem, UnusedTestResult
 
@@ -58,11 +59,6 @@ class EngineOutcome:
         return [m.recommendation_id for m in self.matched]
 
 
-def _patient_concepts(facts: PatientFacts) -> set[str]:
-    present = set(facts.symptoms) | facts.findings | facts.history | set(facts.tests)
-    return present - facts.negated
-
-
 def _classify_tests(record: PatientRecord, knowledge: GuidelineKnowledge) -> list[UnusedTestResult]:
     """Which test results the criteria cannot use, each with the reason (deterministic order)."""
     used_concepts = knowledge.all_criteria_concepts()
@@ -70,7 +66,7 @@ def _classify_tests(record: PatientRecord, knowledge: GuidelineKnowledge) -> lis
     for key in sorted(record.test_results):
         value = record.test_results[key]
         facts, _ = facts_from_record({"test_results": {key: value}}, knowledge.lexicon)
-        produced = _patient_concepts(facts) | facts.negated
+        produced = patient_concepts(facts) | facts.negated
         if not produced:
             unused.append(
                 UnusedTestResult(
@@ -113,7 +109,7 @@ def _near_misses(
 ) -> list[NearMiss]:
     candidates: list[tuple[float, int, tuple[int, ...], str, list[str]]] = []
     for rid, res in results.items():
-        if res.met or not (knowledge.concepts_by_rec.get(rid, frozenset()) & concepts):
+        if res.met or not (knowledge.index.concepts_by_rec.get(rid, frozenset()) & concepts):
             continue
         if any(_SEX_MISSING.match(m) for m in res.missing):
             continue  # a recommendation for the other sex is not "nearly" met
@@ -140,20 +136,7 @@ def relevant_criteria(knowledge: GuidelineKnowledge, facts: PatientFacts) -> dic
     """The criteria worth evaluating for these facts: all of them except those that can only be met
     with a concept the patient does not have (those are unmet, and share no concept, so they are
     not near misses either). The result is the same as evaluating everything, only faster."""
-    present = _patient_concepts(facts)
-    keep = {
-        rid: tree
-        for rid, tree in knowledge.criteria_by_id.items()
-        if not knowledge.needs_concept.get(rid, False)
-        or knowledge.reach_concepts.get(rid, frozenset()) & present
-    }
-    todo = list(keep)
-    while todo:  # rec_applies targets (and theirs) stay available to their dependants
-        for dep in knowledge.deps.get(todo.pop(), frozenset()):
-            if dep not in keep:
-                keep[dep] = knowledge.criteria_by_id[dep]
-                todo.append(dep)
-    return keep
+    return knowledge.index.relevant(patient_concepts(facts))
 
 
 def assess(record: PatientRecord, knowledge: GuidelineKnowledge, prefilter: bool = True) -> EngineOutcome:
@@ -180,7 +163,7 @@ def assess(record: PatientRecord, knowledge: GuidelineKnowledge, prefilter: bool
         facts=facts,
         matched=matched,
         matched_recs=met,
-        near_misses=_near_misses(results, knowledge, _patient_concepts(facts)),
+        near_misses=_near_misses(results, knowledge, patient_concepts(facts)),
         top_action=top_action,
         risk_level=RISK_LEVELS[top_action],
         cancer_types=sites,

@@ -17,22 +17,8 @@ from google.protobuf.json_format import MessageToDict
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.citations import guideline_ref
-from ng12_common.criteria import (
-    AllOf,
-    AnyOf,
-    AtLeast,
-    Criterion,
-    Finding,
-    History,
-    RecApplies,
-    Score,
-    Symptom,
-    Test,
-    TestByAge,
-    parse_criteria,
-    referenced_concepts,
-    referenced_recs,
-)
+from ng12_common.criteria import Criterion, parse_criteria
+from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient
@@ -88,15 +74,14 @@ class GuidelineKnowledge:
     lexicon: list[LexiconEntry]
     labels: dict[str, str]
     criteria_by_id: dict[str, Criterion] = field(default_factory=dict)
-    concepts_by_rec: dict[str, frozenset[str]] = field(default_factory=dict)
-    # Concepts including those of `rec_applies` targets, and whether a rec can only be met with
-    # at least one of them present (then a patient with none of them cannot meet it).
-    reach_concepts: dict[str, frozenset[str]] = field(default_factory=dict)
-    needs_concept: dict[str, bool] = field(default_factory=dict)
-    deps: dict[str, frozenset[str]] = field(default_factory=dict)  # rec -> its rec_applies targets
     skipped: dict[str, str] = field(default_factory=dict)  # rec id -> why its criteria are not used
     # criteria.describe memo shared by every evaluation on this knowledge (words depend only on it)
     describe_cache: dict[int, tuple[Any, str]] = field(default_factory=dict, compare=False, repr=False)
+    # what each criteria tree needs (the evaluation prefilter); derived from criteria_by_id
+    index: CriteriaIndex = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", CriteriaIndex.build(self.criteria_by_id))
 
     @property
     def safety_netting(self) -> list[RecInfo]:
@@ -104,10 +89,7 @@ class GuidelineKnowledge:
         return sorted(recs, key=lambda r: r.sort_key)
 
     def all_criteria_concepts(self) -> frozenset[str]:
-        out: set[str] = set()
-        for concepts in self.concepts_by_rec.values():
-            out |= concepts
-        return frozenset(out)
+        return self.index.all_concepts()
 
 
 def _rec_info(rec: pb.CanonicalRecommendation) -> tuple[RecInfo, str | None]:
@@ -185,12 +167,6 @@ def build_knowledge(
             "re-run ingestion to build a complete knowledge base"
         )
     lexicon = [_lexicon_entry(t) for t in lexicon_terms]
-    concepts: dict[str, frozenset[str]] = {}
-    for rid, tree in criteria.items():
-        refs = referenced_concepts(tree)
-        concepts[rid] = frozenset(set().union(*refs.values()))
-    reach = {rid: _reach(rid, criteria, concepts, ()) for rid in criteria}
-    needs = {rid: _needs_concept(tree, criteria, ()) for rid, tree in criteria.items()}
     return GuidelineKnowledge(
         index_version=recs.index_version,
         guideline=guideline_ref(recs.guideline, recs.index_version),
@@ -198,41 +174,8 @@ def build_knowledge(
         lexicon=lexicon,
         labels={e.concept: e.label for e in lexicon},
         criteria_by_id=criteria,
-        concepts_by_rec=concepts,
-        reach_concepts=reach,
-        needs_concept=needs,
-        deps={rid: frozenset(referenced_recs(tree)) & set(criteria) for rid, tree in criteria.items()},
         skipped=skipped,
     )
-
-
-def _reach(
-    rid: str, criteria: dict[str, Criterion], concepts: dict[str, frozenset[str]], path: tuple[str, ...]
-) -> frozenset[str]:
-    if rid in path or rid not in criteria:
-        return frozenset()
-    out = set(concepts.get(rid, frozenset()))
-    for dep in referenced_recs(criteria[rid]):
-        out |= _reach(dep, criteria, concepts, (*path, rid))
-    return frozenset(out)
-
-
-def _needs_concept(node: Criterion, criteria: dict[str, Criterion], path: tuple[str, ...]) -> bool:
-    """True when no way of meeting `node` avoids every concept atom (sound, conservative)."""
-    if isinstance(node, AllOf):
-        return any(_needs_concept(x, criteria, path) for x in node.of)
-    if isinstance(node, (AnyOf, AtLeast)):
-        return all(_needs_concept(x, criteria, path) for x in node.of)
-    if isinstance(node, Score):
-        return all(_needs_concept(i.criterion, criteria, path) for i in node.items)
-    if isinstance(node, (Symptom, Finding, History, Test, TestByAge)):
-        return True
-    if isinstance(node, RecApplies):
-        target = criteria.get(node.id)
-        if target is None or node.id in path:
-            return False
-        return _needs_concept(target, criteria, (*path, node.id))
-    return False  # age, sex, smoking, not
 
 
 async def fetch_knowledge(retrieval: RetrievalClient) -> GuidelineKnowledge:

@@ -6,11 +6,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ng12_common.settings import ServiceSettings
+from ng12_common.settings import HttpServiceSettings
 
 
-class AssessmentSettings(ServiceSettings):
-    host: str = "127.0.0.1"
+class AssessmentSettings(HttpServiceSettings):
     port: int = Field(default=8001, ge=1, le=65535)
     retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")
     patients_file: Path = Path("data/patients.json")

@@ -14,6 +14,7 @@ from typing import Any
 from google.protobuf.json_format import MessageToDict
 
 from ng12_common.criteria import EvalContext, iter_nodes, parse_criteria
+from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.logs import get_logger
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
@@ -63,6 +64,7 @@ class Knowledge:
     recs: dict[str, Rec]
     lexicon: list[LexiconEntry]
     context: EvalContext
+    index: CriteriaIndex  # what each criteria tree needs: evaluate only what a patient can meet
 
     @property
     def sites(self) -> set[str]:
@@ -125,6 +127,9 @@ class KnowledgeCache:
             if not lexicon:
                 lexicon = _criteria_lexicon(recs)
             context = EvalContext({rid: r.criteria for rid, r in recs.items()})
-            self._current = Knowledge(version=version, recs=recs, lexicon=lexicon, context=context)
+            index = CriteriaIndex.build({k: v for k, v in context.criteria_by_id.items() if v is not None})
+            self._current = Knowledge(
+                version=version, recs=recs, lexicon=lexicon, context=context, index=index
+            )
             log.info("chat_knowledge_loaded", version=version, recommendations=len(recs), terms=len(lexicon))
             return self._current

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from chat.clinical import ClinicalState
 from chat.knowledge import Knowledge, Rec
 from ng12_common.criteria import evaluate_all
+from ng12_common.criteria_index import patient_concepts
 
 SCORE_MARGIN = 0.15  # keep candidates within this of the best candidate
-_EVAL_CACHE: dict[tuple[str, str], dict[str, list[str]]] = {}  # evaluation per (index, facts)
 _AGE_MISSING = re.compile(r"age ≥ (\d+(?:\.\d+)?) \(patient is (\d+)\)")
 
 
@@ -36,20 +36,15 @@ class Selection:
     near_misses: list[NearMiss] = field(default_factory=list)
 
 
-def _evaluate(state: ClinicalState, knowledge: Knowledge) -> dict[str, list[str]]:
-    """rec id -> missing criteria, for every rec with criteria ("" list when met)."""
+def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str]) -> dict[str, list[str]]:
+    """rec id -> missing criteria ("" list when met), for the retrieved candidates and every other
+    rec whose criteria this patient can meet (CriteriaIndex: the others cannot be met)."""
     if not state.symptoms:
         return {}
     facts = state.to_facts()
-    key = (knowledge.version, facts.model_dump_json())
-    cached = _EVAL_CACHE.get(key)
-    if cached is None:
-        results = evaluate_all(facts, knowledge.context)
-        cached = {rid: ([] if r.met else r.missing) for rid, r in results.items()}
-        if len(_EVAL_CACHE) >= 1024:
-            _EVAL_CACHE.clear()
-        _EVAL_CACHE[key] = cached
-    return cached
+    wanted = knowledge.index.relevant(patient_concepts(facts), also=candidates)
+    results = evaluate_all(facts, knowledge.context, only=wanted)
+    return {rid: ([] if r.met else r.missing) for rid, r in results.items()}
 
 
 def select(
@@ -58,7 +53,7 @@ def select(
     ranked = sorted(candidates, key=lambda rs: -rs[1])
     scores = {rec.id: score for rec, score in ranked}
     sel = Selection()
-    evaluation = _evaluate(turn, knowledge) if knowledge else {}
+    evaluation = _evaluate(turn, knowledge, [r.id for r, _ in ranked]) if knowledge else {}
     met = [rid for rid, missing in evaluation.items() if not missing]
     sel.met = set(met)
     if turn.cancer_sites:

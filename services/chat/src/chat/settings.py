@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ng12_common.settings import ServiceSettings
+from ng12_common.settings import HttpServiceSettings
 
 
-class ChatSettings(ServiceSettings):
-    host: str = "127.0.0.1"
+class ChatSettings(HttpServiceSettings):
     port: int = Field(default=8002, ge=1, le=65535)
     redis_url: str = Field(pattern=r"^rediss?://", description="redis://host:port/db of the session store")
     retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")

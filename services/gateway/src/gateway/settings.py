@@ -6,11 +6,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ng12_common.settings import ServiceSettings
+from ng12_common.settings import HttpServiceSettings
 
 
-class GatewaySettings(ServiceSettings):
-    host: str = "127.0.0.1"
+class GatewaySettings(HttpServiceSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     assessment_url: str = Field(pattern=r"^https?://", description="base URL of the assessment service")
     chat_url: str = Field(pattern=r"^https?://", description="base URL of the chat service")

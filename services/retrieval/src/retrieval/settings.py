@@ -16,6 +16,9 @@ class RetrievalSettings(ServiceSettings):
     metrics_port: int = Field(default=9101, ge=0, le=65535)  # 0 disables the metrics listener
     chroma_dir: Path = Path("var/chroma")
     embedder: Literal["local", "vertex"] = "local"  # vertex: Vertex AI text embeddings (needs VERTEX_PROJECT)
+    embedding_threads: int = Field(
+        default=1, ge=1, le=64, description="ONNX Runtime threads of the local MiniLM model (EMBEDDER=local)"
+    )
     grpc_reflection: bool = False
     shutdown_grace_seconds: float = Field(default=5.0, ge=0)
     query_cache_size: int = Field(default=2048, ge=0)
