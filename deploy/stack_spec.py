@@ -78,6 +78,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
         env={
             "HOST": "127.0.0.1",
             "PORT": "8001",
+            "HTTP_WORKERS": "1",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
             "PATIENTS_FILE": "data/patients.json",
             "GEMINI_ENABLED": "false",
@@ -96,6 +97,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
         env={
             "HOST": "127.0.0.1",
             "PORT": "8002",
+            "HTTP_WORKERS": "1",
             "REDIS_URL": "redis://127.0.0.1:6379/0",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
             "CHAT_HISTORY_TTL_SECONDS": "86400",
@@ -116,6 +118,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
         env={
             "HOST": "127.0.0.1",
             "PORT": "8000",
+            "HTTP_WORKERS": "1",
             "ASSESSMENT_URL": "http://127.0.0.1:8001",
             "CHAT_URL": "http://127.0.0.1:8002",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
