@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -43,7 +44,7 @@ def _requests_counted(metrics: str) -> float:
 
 
 @pytest.fixture
-def two_worker_gateway(tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def two_worker_gateway(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
     env = {
         **os.environ,
