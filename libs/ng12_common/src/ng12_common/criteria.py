@@ -48,6 +48,7 @@ Interpretation rules where NG12 leaves room are in :data:`ASSUMPTIONS` (one plac
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
@@ -354,8 +355,10 @@ class PatientFacts(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 
-class AtomResult(BaseModel):
-    """The outcome of one atom."""
+@dataclass(frozen=True, slots=True)
+class AtomResult:
+    """The outcome of one atom. (Evaluation results are plain dataclasses, not pydantic models:
+    an evaluation builds thousands of them and they never cross a process boundary.)"""
 
     op: str
     met: bool
@@ -365,14 +368,15 @@ class AtomResult(BaseModel):
     provisional: str | None = None  # a judgement a met atom relies on
 
 
-class EvalResult(BaseModel):
+@dataclass(frozen=True, slots=True)
+class EvalResult:
     """The outcome of a criteria tree for one patient."""
 
     met: bool
-    satisfied: list[AtomResult] = Field(default_factory=list)
-    missing: list[str] = Field(default_factory=list)
+    satisfied: list[AtomResult] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
     closeness: float = 0.0  # fraction of atoms met, 1.0 when met
-    provisional: list[str] = Field(default_factory=list)
+    provisional: list[str] = field(default_factory=list)
 
     @property
     def criteria_met(self) -> list[str]:

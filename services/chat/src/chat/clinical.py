@@ -42,6 +42,11 @@ class ClinicalState(BaseModel):
     def is_empty(self) -> bool:
         return not (self.cancer_sites or self.symptoms or self.age is not None or self.sex)
 
+    @property
+    def names_clinical_terms(self) -> bool:
+        """The words named a symptom, sign or cancer site (not only an age, sex or duration)."""
+        return bool(self.cancer_sites or self.symptoms or self.negated)
+
     def merged(self, turn: ClinicalState) -> ClinicalState:
         def union(a: list[str], b: list[str]) -> list[str]:
             return [*a, *[x for x in b if x not in a]]

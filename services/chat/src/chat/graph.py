@@ -59,7 +59,8 @@ SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k
 class ChatState(TypedDict, total=False):
     request: ChatRequest
     asked_at: str
-    history: list[ChatTurn]  # the session's newest turns (at most REWRITE_HISTORY_TURNS)
+    history: list[ChatTurn]  # the newest turns (at most REWRITE_HISTORY_TURNS; only for the LLM)
+    has_history: bool
     meta: SessionMeta
     kind: InputKind | str
     query: ChatQuery
@@ -110,10 +111,14 @@ def build_graph(
     async def load_history(state: ChatState) -> dict[str, Any]:
         sid = state["request"].session_id
         try:
-            recent, meta = await history.load(sid, REWRITE_HISTORY_TURNS)
+            if rewriter is not None:  # the LLM rewrite reads the newest turns
+                recent, meta = await history.load(sid, REWRITE_HISTORY_TURNS)
+                count = len(recent)
+            else:
+                recent, (count, meta) = [], await history.load_meta(sid)
         except HistoryUnavailable as exc:
             return {"error": exc}
-        return {"history": recent, "meta": meta}
+        return {"history": recent, "has_history": count > 0, "meta": meta}
 
     async def rewrite(state: ChatState, fallback_state: ClinicalState) -> ChatQuery:
         """Tier B: the LLM's validated rewrite when one is configured, else from clinical state."""
@@ -141,7 +146,7 @@ def build_graph(
 
     async def build_query(state: ChatState) -> dict[str, Any]:
         meta = state["meta"]
-        query = build(state["request"].message, bool(state["history"]), meta.topic, meta.state)
+        query = build(state["request"].message, state["has_history"], meta.topic, meta.state)
         if query.strategy == "rewrite":
             query = await rewrite(state, meta.state)
         return {"query": query, "rewritten": query.strategy == "rewrite"}
@@ -149,11 +154,13 @@ def build_graph(
     async def retrieve(state: ChatState) -> dict[str, Any]:
         request, query = state["request"], state["query"]
         k = max(SEARCH_K, request.top_k)
+        known = knowledge_cache.current
+        turn = extract(request.message, known.lexicon, known.sites) if known else None
         try:
-            if query.strategy == "direct":
+            if query.strategy == "direct" or (turn is not None and not turn.names_clinical_terms):
                 found = await retrieval.search(query.text, top_k=k, mode="chat")
                 hits = list(found.hits)
-            else:  # the follow-up's own words may name what the topic does not: both searches at once
+            else:  # a follow-up's own clinical words may find what the topic's do not: both at once
                 found, own = await asyncio.gather(
                     retrieval.search(query.text, top_k=k, mode="chat"),
                     retrieval.search(request.message, top_k=k, mode="chat"),
@@ -162,7 +169,10 @@ def build_graph(
         except RetrievalError as exc:
             return {"error": exc}
         knowledge = await knowledge_cache.get(found.index_version)
-        turn = extract(request.message, knowledge.lexicon, knowledge.sites) if knowledge else ClinicalState()
+        if knowledge is None:
+            turn = ClinicalState()
+        elif knowledge is not known or turn is None:  # first turn, or a new index version
+            turn = extract(request.message, knowledge.lexicon, knowledge.sites)
         ref = guideline_ref(found.guideline, found.index_version)
         guideline_cache["last"] = ref
         return {

@@ -93,6 +93,18 @@ class HistoryStore:
             raise self._unavailable(exc) from None
         return self._parse(raw_turns), self._meta(raw_meta)
 
+    async def load_meta(self, session_id: str) -> tuple[int, SessionMeta]:
+        """How many turns the session has, and its meta, in one round trip (a turn without an
+        LLM rewriter needs no earlier turn's text)."""
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.llen(self.key(session_id))
+                pipe.get(self.meta_key(session_id))
+                count, raw_meta = await pipe.execute()
+        except RedisError as exc:
+            raise self._unavailable(exc) from None
+        return int(count), self._meta(raw_meta)
+
     def _parse(self, raw: list[bytes | str]) -> list[ChatTurn]:
         turns: list[ChatTurn] = []
         for item in raw:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
@@ -66,7 +67,7 @@ class Knowledge:
     context: EvalContext
     index: CriteriaIndex  # what each criteria tree needs: evaluate only what a patient can meet
 
-    @property
+    @cached_property
     def sites(self) -> set[str]:
         return {r.cancer_site for r in self.recs.values() if r.cancer_site}
 
@@ -95,6 +96,11 @@ class KnowledgeCache:
         self._retrieval = retrieval
         self._current: Knowledge | None = None
         self._lock = asyncio.Lock()
+
+    @property
+    def current(self) -> Knowledge | None:
+        """The knowledge loaded last (None before the first turn that searched)."""
+        return self._current
 
     async def get(self, version: str) -> Knowledge | None:
         """Knowledge for `version` (loaded once); None when retrieval cannot supply it."""
