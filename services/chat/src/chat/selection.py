@@ -53,7 +53,9 @@ def select(
     ranked = sorted(candidates, key=lambda rs: -rs[1])
     scores = {rec.id: score for rec, score in ranked}
     sel = Selection()
-    evaluation = _evaluate(turn, knowledge, [r.id for r, _ in ranked]) if knowledge else {}
+    # retrieved candidates are evaluated too when an age is known: they may be near misses on age
+    near_miss_ids = [r.id for r, _ in ranked] if turn.age is not None else []
+    evaluation = _evaluate(turn, knowledge, near_miss_ids) if knowledge else {}
     met = [rid for rid, missing in evaluation.items() if not missing]
     sel.met = set(met)
     if turn.cancer_sites:
