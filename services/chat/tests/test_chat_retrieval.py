@@ -142,3 +142,30 @@ def test_sessions_are_isolated_under_concurrency(client: TestClient) -> None:
         assert [t["content"] for t in turns if t["role"] == "user"] == [question]
         expected = "1.6.9" if "Penile" in question else "1.2.2"
         assert expected in results[sid]
+
+
+def _searches() -> float:
+    from prometheus_client import REGISTRY
+
+    labels = {"method": "Search", "code": "OK"}
+    return REGISTRY.get_sample_value("ng12_grpc_client_requests_total", labels) or 0.0
+
+
+def test_a_first_greeting_names_the_guideline_without_searching(
+    make_client: Callable[..., TestClient], retrieval_addr: str
+) -> None:
+    """Chat loads the served version's knowledge at start-up, so a turn that does not search (the
+    first message of a fresh process may be a greeting) still says which guideline it is about."""
+    from tests.support import wait_for
+
+    with make_client(retrieval_addr=retrieval_addr) as fresh:
+        before = _searches()
+
+        def greeting_with_version() -> dict[str, object] | None:
+            body = ask(fresh, f"greet-{uuid.uuid4().hex[:8]}", "hi")
+            return body if body["guideline"]["index_version"] else None  # type: ignore[index]
+
+        body = wait_for(greeting_with_version, 10, what="a greeting that names the index version")
+        assert body["grounding"] == "smalltalk"
+        assert body["guideline"]["code"] == "NG12" and body["guideline"]["last_updated"]  # type: ignore[index]
+        assert _searches() == before, "a greeting must not search"

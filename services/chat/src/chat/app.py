@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -54,7 +55,8 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
                 )
             )
             writer, rewriter = AnswerWriter(model), QueryRewriter(model)
-        app.state.runner = ChatRunner(history, retrieval, writer, rewriter)
+        app.state.runner = runner = ChatRunner(history, retrieval, writer, rewriter)
+        warm_up = asyncio.create_task(runner.warm())  # in the background: start-up does not wait
 
         async def redis_ready() -> str | None:
             try:
@@ -72,6 +74,7 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
         try:
             yield
         finally:
+            warm_up.cancel()
             await retrieval.close()
             await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
 

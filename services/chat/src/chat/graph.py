@@ -104,9 +104,9 @@ def build_graph(
     retrieval: RetrievalClient,
     writer: AnswerWriter | None = None,
     rewriter: QueryRewriter | None = None,
+    knowledge_cache: KnowledgeCache | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    knowledge_cache = KnowledgeCache(retrieval)
-    guideline_cache: dict[str, GuidelineRef] = {}
+    knowledge_cache = knowledge_cache or KnowledgeCache(retrieval)
 
     async def load_history(state: ChatState) -> dict[str, Any]:
         sid = state["request"].session_id
@@ -174,7 +174,6 @@ def build_graph(
         elif knowledge is not known or turn is None:  # first turn, or a new index version
             turn = extract(request.message, knowledge.lexicon, knowledge.sites)
         ref = guideline_ref(found.guideline, found.index_version)
-        guideline_cache["last"] = ref
         return {
             "hits": hits,
             "scores": [h.score for h in hits],
@@ -304,8 +303,9 @@ def build_graph(
             await history.append_pair(request.session_id, user, assistant, new_meta)
         except HistoryUnavailable as exc:
             return {"error": exc}
-        if "guideline" not in state:
-            return {"topic": topic, "guideline": guideline_cache.get("last", GuidelineRef())}
+        if "guideline" not in state:  # no search this turn: the version loaded last (or at start-up)
+            known = knowledge_cache.current
+            return {"topic": topic, "guideline": known.guideline if known else GuidelineRef()}
         return {"topic": topic}
 
     async def handle_error(state: ChatState) -> dict[str, Any]:
@@ -365,7 +365,14 @@ class ChatRunner:
         writer: AnswerWriter | None = None,
         rewriter: QueryRewriter | None = None,
     ) -> None:
-        self._graph = build_graph(history, retrieval, writer, rewriter)
+        self._knowledge = KnowledgeCache(retrieval)
+        self._graph = build_graph(history, retrieval, writer, rewriter, self._knowledge)
+
+    async def warm(self) -> bool:
+        """Load the served version's knowledge ahead of the first question (start-up), so that
+        even a first turn that does not search (a greeting) names the guideline version.
+        Best effort: False when retrieval cannot answer yet (the first search loads it)."""
+        return await self._knowledge.get() is not None
 
     async def run(self, request: ChatRequest) -> ChatResponse:
         final: dict[str, Any] = await self._graph.ainvoke({"request": request, "asked_at": now_rfc3339()})

@@ -14,10 +14,12 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
+from ng12_common.citations import guideline_ref
 from ng12_common.criteria import EvalContext, iter_nodes, parse_criteria
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.logs import get_logger
+from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 
 log = get_logger("chat.knowledge")
@@ -66,6 +68,7 @@ class Knowledge:
     lexicon: list[LexiconEntry]
     context: EvalContext
     index: CriteriaIndex  # what each criteria tree needs: evaluate only what a patient can meet
+    guideline: GuidelineRef  # the guideline this version was built from (for every answer)
 
     @cached_property
     def sites(self) -> set[str]:
@@ -102,19 +105,21 @@ class KnowledgeCache:
         """The knowledge loaded last (None before the first turn that searched)."""
         return self._current
 
-    async def get(self, version: str) -> Knowledge | None:
-        """Knowledge for `version` (loaded once); None when retrieval cannot supply it."""
+    async def get(self, version: str | None = None) -> Knowledge | None:
+        """Knowledge for `version` (loaded once; None: whatever version retrieval serves now, the
+        start-up warm-up); None when retrieval cannot supply it."""
         current = self._current
-        if current is not None and current.version == version:
+        if current is not None and (version is None or current.version == version):
             return current
         async with self._lock:
-            if self._current is not None and self._current.version == version:
+            if self._current is not None and (version is None or self._current.version == version):
                 return self._current
             try:
                 reply = await self._retrieval.get_recommendations()
             except RetrievalError as exc:
                 log.warning("chat_knowledge_unavailable", error=str(exc))
                 return self._current
+            version = reply.index_version
             recs = {m.id: rec_from_pb(m) for m in reply.recommendations}
             lexicon: list[LexiconEntry]
             try:
@@ -135,7 +140,12 @@ class KnowledgeCache:
             context = EvalContext({rid: r.criteria for rid, r in recs.items()})
             index = CriteriaIndex.build({k: v for k, v in context.criteria_by_id.items() if v is not None})
             self._current = Knowledge(
-                version=version, recs=recs, lexicon=lexicon, context=context, index=index
+                version=version,
+                recs=recs,
+                lexicon=lexicon,
+                context=context,
+                index=index,
+                guideline=guideline_ref(reply.guideline, version),
             )
             log.info("chat_knowledge_loaded", version=version, recommendations=len(recs), terms=len(lexicon))
             return self._current
