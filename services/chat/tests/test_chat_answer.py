@@ -11,14 +11,14 @@ from chat.answer import DISCLAIMER, extractive, quote_term, rec_tag
 from chat.clinical import ClinicalState
 from chat.grading import grade
 from chat.guardrails import classify_input
-from chat.knowledge import Rec
 from chat.llm import AnswerWriter, checked_sentences, validate
 from chat.premise import claimed_details, is_injection, unsupported
 from chat.query import build, is_follow_up
 from chat.redaction import redact
 from chat.selection import Selection
+from ng12_common.served_recommendations import ServedRecommendation
 
-REC = Rec(
+REC = ServedRecommendation(
     id="1.1.1",
     section="1.1",
     section_title="Lung and pleural cancers",

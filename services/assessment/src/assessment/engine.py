@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assessment.knowledge import GuidelineKnowledge, RecInfo, rec_sort_key
+from assessment.knowledge import GuidelineKnowledge
 from assessment.risk import ACTION_WORDS, RISK_LEVELS, action_rank
 from ng12_common.criteria import (
     ASSUMPTIONS,
@@ -29,6 +29,7 @@ from ng12_common.criteria import (
 from ng12_common.criteria_index import patient_concepts
 from ng12_common.lexicon_match import facts_and_unmatched, facts_from_record
 from ng12_common.models import MatchedRecommendation, NearMiss, PatientRecord, ReviewItem, UnusedTestResult
+from ng12_common.served_recommendations import ServedRecommendation, rec_sort_key
 
 MAX_NEAR_MISSES = 5
 NO_CRITERIA_MET = "no_criteria_met"
@@ -41,13 +42,13 @@ class EngineOutcome:
 
     facts: PatientFacts
     matched: list[MatchedRecommendation]
-    matched_recs: list[RecInfo]
+    matched_recs: list[ServedRecommendation]
     near_misses: list[NearMiss]
     top_action: str
     risk_level: str
     cancer_types: list[str]
     recommended_action: str
-    safety_netting: list[RecInfo]
+    safety_netting: list[ServedRecommendation]
     unrecognised: list[str]
     unused_test_results: list[UnusedTestResult]
     needs_review: list[ReviewItem]
@@ -91,7 +92,7 @@ def _classify_tests(record: PatientRecord, knowledge: GuidelineKnowledge) -> lis
     return unused
 
 
-def _matched(rec: RecInfo, result: EvalResult) -> MatchedRecommendation:
+def _matched(rec: ServedRecommendation, result: EvalResult) -> MatchedRecommendation:
     return MatchedRecommendation(
         recommendation_id=rec.id,
         action=rec.action,
@@ -121,7 +122,7 @@ def _near_misses(
     ]
 
 
-def _recommended_action(top: list[RecInfo]) -> str:
+def _recommended_action(top: list[ServedRecommendation]) -> str:
     if not top:
         return (
             "No NG12 referral or investigation criterion is met by the recorded findings. "

@@ -23,7 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from assessment.engine import EngineOutcome, assess
 from assessment.errors import AssessmentUnavailable, PatientNotFound
-from assessment.knowledge import GuidelineKnowledge, KnowledgeCache, KnowledgeUnavailable, RecInfo
+from assessment.knowledge import GuidelineKnowledge, KnowledgeCache, KnowledgeUnavailable
 from assessment.llm import GeminiSteps, LlmFailed
 from assessment.narrative import llm_payload, rules_reasoning
 from assessment.patients import PatientStore
@@ -40,6 +40,7 @@ from ng12_common.models import (
     ReviewItem,
 )
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
+from ng12_common.served_recommendations import ServedRecommendation
 from ng12_common.workflow import routed
 
 log = get_logger("assessment.graph")
@@ -69,7 +70,7 @@ def _route(next_node: str) -> Any:
     return decide
 
 
-def rec_citation(rec: RecInfo) -> Citation:
+def rec_citation(rec: ServedRecommendation) -> Citation:
     return recommendation_citation(rec)
 
 

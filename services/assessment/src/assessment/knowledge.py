@@ -11,25 +11,23 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, get_args
-
-from google.protobuf.json_format import MessageToDict
+from typing import Any
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.citations import guideline_ref
-from ng12_common.criteria import Criterion, parse_criteria
+from ng12_common.criteria import Criterion
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient
+from ng12_common.served_recommendations import (
+    ServedRecommendation,
+    lexicon_entry,
+    served_recommendation,
+)
 
-#: Sections whose recommendations carry patient criteria (site-specific recommendations).
-CRITERIA_SECTIONS: frozenset[str] = frozenset(f"1.{n}" for n in range(1, 14))
 #: Section of the safety-netting recommendations quoted when nothing is met.
 SAFETY_NETTING_SECTION = "1.15"
-#: Criteria statuses the engine trusts; "stale" (text changed since curation) is never evaluated.
-USABLE_STATUSES: frozenset[str] = frozenset({"curated", "derived"})
-_LEXICON_KINDS = frozenset(get_args(LexiconEntry.model_fields["kind"].annotation))
 
 
 class KnowledgeUnavailable(Exception):
@@ -41,36 +39,12 @@ class KnowledgeVersionChanged(KnowledgeUnavailable):
 
 
 @dataclass(frozen=True)
-class RecInfo:
-    """One canonical recommendation as served by retrieval."""
-
-    id: str
-    section: str
-    cancer_site: str
-    page: int
-    text: str
-    action: str
-    strength: str
-    criteria: Criterion | None
-    criteria_status: str
-
-    @property
-    def sort_key(self) -> tuple[int, ...]:
-        return rec_sort_key(self.id)
-
-
-def rec_sort_key(rec_id: str) -> tuple[int, ...]:
-    """ "1.10.2" sorts after "1.9.3"."""
-    return tuple(int(p) if p.isdigit() else 0 for p in rec_id.split("."))
-
-
-@dataclass(frozen=True)
 class GuidelineKnowledge:
     """Everything the engine needs, for one index version."""
 
     index_version: str
     guideline: GuidelineRef
-    recommendations: dict[str, RecInfo]
+    recommendations: dict[str, ServedRecommendation]
     lexicon: list[LexiconEntry]
     labels: dict[str, str]
     criteria_by_id: dict[str, Criterion] = field(default_factory=dict)
@@ -84,65 +58,12 @@ class GuidelineKnowledge:
         object.__setattr__(self, "index", CriteriaIndex.build(self.criteria_by_id))
 
     @property
-    def safety_netting(self) -> list[RecInfo]:
+    def safety_netting(self) -> list[ServedRecommendation]:
         recs = [r for r in self.recommendations.values() if r.section == SAFETY_NETTING_SECTION]
         return sorted(recs, key=lambda r: r.sort_key)
 
     def all_criteria_concepts(self) -> frozenset[str]:
         return self.index.all_concepts()
-
-
-def _rec_info(rec: pb.CanonicalRecommendation) -> tuple[RecInfo, str | None]:
-    meta: dict[str, Any] = MessageToDict(rec.metadata) if rec.HasField("metadata") else {}
-    status = str(meta.get("criteria_status") or "none")
-    raw = meta.get("criteria")
-    criteria: Criterion | None = None
-    problem: str | None = None
-    if rec.section in CRITERIA_SECTIONS:
-        if status not in USABLE_STATUSES:
-            problem = f"criteria status is {status!r}"
-        elif not isinstance(raw, dict):
-            problem = "no criteria in the index"
-        else:
-            try:
-                criteria = parse_criteria(_ints(raw))
-            except ValueError as exc:  # pydantic ValidationError is a ValueError
-                problem = f"criteria do not parse: {exc}"
-    info = RecInfo(
-        id=rec.id,
-        section=rec.section,
-        cancer_site=rec.cancer_site,
-        page=rec.page,
-        text=rec.text,
-        action=rec.action,
-        strength=rec.strength,
-        criteria=criteria,
-        criteria_status=status,
-    )
-    return info, problem
-
-
-def _ints(value: Any) -> Any:
-    """protobuf Struct numbers are floats; integral ones back to int (n, value, points)."""
-    if isinstance(value, dict):
-        return {k: _ints(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_ints(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def _lexicon_entry(term: Any) -> LexiconEntry:
-    kind = term.kind if term.kind in _LEXICON_KINDS else "other"
-    return LexiconEntry.model_validate(
-        {
-            "concept": term.concept,
-            "kind": kind,
-            "label": term.label or term.concept,
-            "synonyms": list(term.synonyms),
-        }
-    )
 
 
 def build_knowledge(
@@ -153,10 +74,10 @@ def build_knowledge(
         raise KnowledgeVersionChanged(
             f"retrieval switched index version while loading ({recs.index_version} -> {lexicon_version})"
         )
-    infos: dict[str, RecInfo] = {}
+    infos: dict[str, ServedRecommendation] = {}
     skipped: dict[str, str] = {}
     for rec in recs.recommendations:
-        info, problem = _rec_info(rec)
+        info, problem = served_recommendation(rec)
         infos[info.id] = info
         if problem:
             skipped[info.id] = problem
@@ -166,7 +87,7 @@ def build_knowledge(
             f"index {recs.index_version} has no usable criteria for sections 1.1-1.13; "
             "re-run ingestion to build a complete knowledge base"
         )
-    lexicon = [_lexicon_entry(t) for t in lexicon_terms]
+    lexicon = [lexicon_entry(t) for t in lexicon_terms]
     return GuidelineKnowledge(
         index_version=recs.index_version,
         guideline=guideline_ref(recs.guideline, recs.index_version),

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
-from chat.knowledge import Rec
 from chat.selection import Selection
 from ng12_common.citations import recommendation_citation
 from ng12_common.models import Citation
+from ng12_common.served_recommendations import ServedRecommendation
 
 DISCLAIMER = "Guideline information to support clinical judgement; not a diagnosis or a referral decision."
 NO_ANSWER = "I couldn't find support in NG12 for that, so I can't answer it from the guideline."
@@ -53,7 +53,7 @@ def cite_tag(citation: Citation) -> str:
     return rec_tag(citation.recommendation_id, citation.page)
 
 
-def rec_citation(rec: Rec, score: float | None = None) -> Citation:
+def rec_citation(rec: ServedRecommendation, score: float | None = None) -> Citation:
     return recommendation_citation(rec, score)
 
 
@@ -104,7 +104,7 @@ def extractive(sel: Selection, age: int | None, quote: str | None = None) -> str
         ]
         if found:
             return with_disclaimer("\n".join([f"NG12's wording on {quote}:", *found]))
-    groups: OrderedDict[tuple[str, str], list[Rec]] = OrderedDict()
+    groups: OrderedDict[tuple[str, str], list[ServedRecommendation]] = OrderedDict()
     for rec, _score in sel.recs:
         site = (rec.cancer_site or rec.section_title or "NG12").strip()
         groups.setdefault((site, ACTION_LABELS.get(rec.action, "other advice")), []).append(rec)

@@ -8,63 +8,32 @@ concepts the criteria trees reference). Reloaded when retrieval reports a new in
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict
-
 from ng12_common.citations import guideline_ref
-from ng12_common.criteria import EvalContext, iter_nodes, parse_criteria
+from ng12_common.criteria import EvalContext, iter_nodes
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.logs import get_logger
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
+from ng12_common.served_recommendations import ServedRecommendation, lexicon_entry, served_recommendation
 
 log = get_logger("chat.knowledge")
 _KINDS = {"symptom", "finding", "test", "history", "abbreviation", "other"}
 
 
-@dataclass(frozen=True)
-class Rec:
-    """One canonical recommendation, as chat uses it."""
-
-    id: str
-    section: str
-    section_title: str
-    cancer_site: str
-    page: int
-    text: str
-    action: str
-    strength: str
-    timeframe: str
-    population: dict[str, Any] = field(default_factory=dict)
-    criteria: dict[str, Any] | None = None
-
-
-def rec_from_pb(message: Any) -> Rec:
-    meta = MessageToDict(message.metadata) if message.HasField("metadata") else {}
-    criteria = meta.get("criteria")
-    return Rec(
-        id=message.id,
-        section=message.section,
-        section_title=message.section_title,
-        cancer_site=message.cancer_site,
-        page=message.page,
-        text=message.text,
-        action=message.action,
-        strength=message.strength,
-        timeframe=message.timeframe,
-        population=dict(meta.get("population") or {}),
-        criteria=criteria if isinstance(criteria, dict) and criteria.get("op") else None,
-    )
+def rec_from_pb(message: Any) -> ServedRecommendation:
+    """A hit's or GetRecommendations' recommendation (criteria only when usable: never stale)."""
+    return served_recommendation(message)[0]
 
 
 @dataclass
 class Knowledge:
     version: str
-    recs: dict[str, Rec]
+    recs: dict[str, ServedRecommendation]
     lexicon: list[LexiconEntry]
     context: EvalContext
     index: CriteriaIndex  # what each criteria tree needs: evaluate only what a patient can meet
@@ -75,16 +44,12 @@ class Knowledge:
         return {r.cancer_site for r in self.recs.values() if r.cancer_site}
 
 
-def _criteria_lexicon(recs: dict[str, Rec]) -> list[LexiconEntry]:
+def _criteria_lexicon(recs: dict[str, ServedRecommendation]) -> list[LexiconEntry]:
     concepts: dict[str, str] = {}
     for rec in recs.values():
         if rec.criteria is None:
             continue
-        try:
-            tree = parse_criteria(rec.criteria)
-        except ValueError:
-            continue
-        for node in iter_nodes(tree):
+        for node in iter_nodes(rec.criteria):
             concept = getattr(node, "concept", None)
             if isinstance(concept, str):
                 concepts.setdefault(concept, str(getattr(node, "op", "symptom")))
@@ -124,21 +89,14 @@ class KnowledgeCache:
             lexicon: list[LexiconEntry]
             try:
                 terms = (await self._retrieval.get_lexicon()).terms
-                lexicon = [
-                    LexiconEntry(
-                        concept=t.concept,
-                        kind=t.kind if t.kind in _KINDS else "symptom",  # type: ignore[arg-type]
-                        label=t.label or t.concept.replace("_", " "),
-                        synonyms=list(t.synonyms),
-                    )
-                    for t in terms
-                ]
+                lexicon = [lexicon_entry(t) for t in terms]
             except RetrievalError:
                 lexicon = []
             if not lexicon:
                 lexicon = _criteria_lexicon(recs)
-            context = EvalContext({rid: r.criteria for rid, r in recs.items()})
-            index = CriteriaIndex.build({k: v for k, v in context.criteria_by_id.items() if v is not None})
+            criteria = {rid: r.criteria for rid, r in recs.items() if r.criteria is not None}
+            context = EvalContext(criteria)
+            index = CriteriaIndex.build(criteria)
             self._current = Knowledge(
                 version=version,
                 recs=recs,

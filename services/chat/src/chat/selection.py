@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, field
 
 from chat.clinical import ClinicalState
-from chat.knowledge import Knowledge, Rec
+from chat.knowledge import Knowledge
 from ng12_common.criteria import evaluate_all
 from ng12_common.criteria_index import patient_concepts
+from ng12_common.served_recommendations import ServedRecommendation
 
 SCORE_MARGIN = 0.15  # keep candidates within this of the best candidate
 _AGE_MISSING = re.compile(r"age ≥ (\d+(?:\.\d+)?) \(patient is (\d+)\)")
@@ -24,14 +25,14 @@ _AGE_MISSING = re.compile(r"age ≥ (\d+(?:\.\d+)?) \(patient is (\d+)\)")
 
 @dataclass
 class NearMiss:
-    rec: Rec
+    rec: ServedRecommendation
     threshold: int
     age: int
 
 
 @dataclass
 class Selection:
-    recs: list[tuple[Rec, float]] = field(default_factory=list)
+    recs: list[tuple[ServedRecommendation, float]] = field(default_factory=list)
     met: set[str] = field(default_factory=set)
     near_misses: list[NearMiss] = field(default_factory=list)
 
@@ -48,7 +49,10 @@ def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str])
 
 
 def select(
-    candidates: list[tuple[Rec, float]], knowledge: Knowledge | None, turn: ClinicalState, top_k: int
+    candidates: list[tuple[ServedRecommendation, float]],
+    knowledge: Knowledge | None,
+    turn: ClinicalState,
+    top_k: int,
 ) -> Selection:
     ranked = sorted(candidates, key=lambda rs: -rs[1])
     scores = {rec.id: score for rec, score in ranked}
@@ -64,7 +68,7 @@ def select(
             ranked = on_site
     best = ranked[0][1] if ranked else 0.0
     kept = [(r, s) for r, s in ranked if s >= best - SCORE_MARGIN and r.id not in sel.met]
-    chosen: list[tuple[Rec, float]] = []
+    chosen: list[tuple[ServedRecommendation, float]] = []
     if knowledge:
         met_sorted = sorted(met, key=lambda rid: (rid not in scores, -scores.get(rid, 0.0)))
         chosen = [(knowledge.recs[rid], scores.get(rid, best)) for rid in met_sorted if rid in knowledge.recs]
@@ -86,7 +90,7 @@ def select(
     return sel
 
 
-def _age_ok(rec: Rec, age: int) -> bool:
+def _age_ok(rec: ServedRecommendation, age: int) -> bool:
     lo, hi = rec.population.get("min_age"), rec.population.get("max_age_exclusive")
     return (lo is None or age >= lo) and (hi is None or age < hi)
 

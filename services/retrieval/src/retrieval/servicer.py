@@ -17,6 +17,7 @@ from grpc_health.v1.health import aio as health_aio
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+from ng12_common.served_recommendations import rec_sort_key
 from retrieval import convert
 from retrieval.embeddings import CachedQueryEmbedder
 from retrieval.index_store import IndexError_, IndexStore, ServingIndex
@@ -164,7 +165,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         self, request: pb.GetRecommendationsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetRecommendationsResponse:
         serving = await self._serving(context)
-        ids = list(request.ids) or sorted(serving.canonical, key=_rec_sort_key)
+        ids = list(request.ids) or sorted(serving.canonical, key=rec_sort_key)
         missing = [i for i in ids if i not in serving.canonical]
         if missing:
             await context.abort(
@@ -271,5 +272,3 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         return convert.version_to_pb(serving.record)
 
 
-def _rec_sort_key(rec_id: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else 0 for p in rec_id.split("."))

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ng12_common.criteria import parse_criteria, referenced_concepts
 from ng12_common.knowledge import LexiconEntry, Recommendation, SymptomRow
 from ng12_common.lexicon_match import match_concepts, normalise_phrase
+from ng12_common.served_recommendations import rec_sort_key
 
 LEXICON_FILE = "lexicon.yaml"
 
@@ -64,10 +65,6 @@ def _contains(haystack_norm: str, term: str) -> bool:
     return bool(t) and re.search(r"\b" + re.escape(t) + r"\b", haystack_norm) is not None
 
 
-def _rec_sort_key(rid: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in rid.split(".") if p.isdigit())
-
-
 def build_lexicon(
     recommendations: Sequence[Recommendation],
     symptom_rows: Sequence[SymptomRow] = (),
@@ -106,7 +103,7 @@ def build_lexicon(
                 kind=s.kind,
                 label=s.label,
                 synonyms=synonyms,
-                recommendation_ids=sorted(ids, key=_rec_sort_key),
+                recommendation_ids=sorted(ids, key=rec_sort_key),
             )
         )
     return entries
