@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,30 @@ def test_synonyms_for_text(kb_lexicon: list[LexiconEntry]) -> None:
     syn = synonyms_for_text("patient with haemoptysis and dysphagia", kb_lexicon)
     assert "hemoptysis" in syn and "coughing up blood" in syn and "difficulty swallowing" in syn
     assert synonyms_for_text("nothing relevant here", kb_lexicon) == []
+
+
+def test_word_by_word_matching_equals_one_alternation_over_every_term(
+    kb_lexicon: list[LexiconEntry], ng12_recs: list[Recommendation], ng12_source: tuple[Any, Any]
+) -> None:
+    """The matcher tries, at each word, only the terms starting with that word. It must find
+    exactly what one leftmost-first alternation over every term (longest first) finds, on the
+    guideline's own text (every recommendation and Part B row) and on questions a GP types."""
+    from ng12_common.lexicon_match import _compile_terms, _Index, normalise_phrase
+
+    index = _Index(kb_lexicon)
+    reference = _compile_terms(tuple(sorted(index.terms, key=lambda t: (-len(t), t))))
+    texts = [r.text for r in ng12_recs]
+    texts += [f"{row.symptom} {row.features} {row.recommendation_text}" for row in ng12_source[1]]
+    texts += [
+        "New IBS-type symptoms in a 58-year-old woman - anything to check?",
+        "What if they're 50 with unexplained weight loss and reflux?",
+        "7.5 mm pigmented lesion, itching, and a change in shape over 3 weeks; no bleeding",
+        "coughing up blood, chest pain, SOB and weight loss in an ex-smoker",
+    ]
+    compared = 0
+    for raw in texts:
+        text = normalise_phrase(raw, keep_stop_words=True)
+        expected = [(m.start(), m.end(), m.group()) for m in reference.finditer(text)]
+        assert [(m.start(), m.end(), m.group()) for m in index.finditer(text)] == expected, raw
+        compared += len(expected)
+    assert compared > 500  # the texts do name many terms
