@@ -8,7 +8,7 @@ import json
 import pytest
 
 from chat.answer import DISCLAIMER, extractive, quote_term, rec_tag
-from chat.clinical import ClinicalState
+from chat.clinical import ClinicalState, extract
 from chat.grading import grade
 from chat.guardrails import classify_input
 from chat.llm import AnswerWriter, checked_sentences, validate
@@ -72,6 +72,8 @@ def test_follow_up_detection_and_tiers() -> None:
     assert is_follow_up("Is that urgent?") and not is_follow_up(
         "When should I refer unexplained haemoptysis?"
     )
+    assert is_follow_up("And with a persistent cough?")
+    assert is_follow_up("Can you quote the part about duration thresholds?")  # the text under discussion
     state = ClinicalState(age=50, symptoms=["weight_loss"])
     assert build("When should I refer unexplained haemoptysis?", True, "lung", state).strategy == "direct"
     assert build("And dysphagia?", False, None, state).strategy == "direct"  # nothing to follow
@@ -154,3 +156,19 @@ def test_llm_sentences_must_cite_selected_recommendations_and_keep_their_numbers
     assert writer.removed_sentences == 3
     only_invented = json.dumps({"answer": "Refer anyone aged 30 [1.1.1].", "quotes": []})
     assert asyncio.run(AnswerWriter(FakeModel(only_invented)).write("q", sel, "x")) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "age"),
+    [
+        ("What if they were 80?", 80),
+        ("what if she was 72", 72),
+        ("What if they're 60?", 60),
+        ("a 58-year-old woman", 58),
+        ("aged 45 with haemoptysis", 45),
+        ("a 7 mm lesion", None),
+        ("symptoms for 3 weeks", None),
+    ],
+)
+def test_age_in_a_message(message: str, age: int | None) -> None:
+    assert extract(message, [], set()).age == age

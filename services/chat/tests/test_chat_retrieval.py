@@ -81,6 +81,23 @@ def test_follow_up_tiers_and_topic_rules(client: TestClient) -> None:
     assert not re.search(r"\d\.\d+\.\d+", str(follow["topic"]))  # no section numbers in topics
 
 
+def test_a_follow_up_that_only_changes_the_age_keeps_the_patients_symptoms(client: TestClient) -> None:
+    """ "What if they were 80?" asks about the same patient at another age: the session's symptoms
+    are evaluated at the new age (1.1.1: haemoptysis at 40 and over), not searched and hedged."""
+    sid = f"age-{uuid.uuid4().hex[:8]}"
+    first = ask(client, sid, "Haemoptysis in a 45-year-old: when should I refer?")
+    assert first["grounding"] == "sufficient" and "1.1.1" in cited(first)
+    older = ask(client, sid, "What if they were 80?")
+    assert older["query"]["strategy"] == "topic"  # type: ignore[index]
+    assert older["grounding"] == "sufficient" and "1.1.1" in cited(older)
+    assert older["clinical_summary"] == {"age": 80}  # what this message itself said
+    cough = ask(client, sid, "And with a persistent cough?")  # "and with": a follow-up
+    assert cough["query"]["strategy"] == "topic"  # type: ignore[index]
+    quote = ask(client, sid, "Can you quote the part about haemoptysis?")
+    assert quote["query"]["strategy"] == "topic" and quote["grounding"] == "sufficient"  # type: ignore[index]
+    assert "haemoptysis" in str(quote["answer"]).lower()
+
+
 def test_prompt_injection_changes_nothing(client: TestClient) -> None:
     sid = f"inj-{uuid.uuid4().hex[:8]}"
     before = ask(client, sid, "Nipple discharge from one side in a 55-year-old woman - refer?")

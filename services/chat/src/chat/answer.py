@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
+from chat.query import QUOTE_REQUEST
 from chat.selection import Selection
 from ng12_common.citations import recommendation_citation
 from ng12_common.models import Citation
@@ -38,7 +39,6 @@ ACTION_LABELS = {
     "primary_care_test": "test in primary care",
     "other": "other advice",
 }
-_QUOTE = re.compile(r"\bquote\b.*?\b(?:about|on|regarding|mentioning|that says|with)\s+(.+?)[?.!]*$", re.I)
 
 
 def with_disclaimer(text: str) -> str:
@@ -59,7 +59,7 @@ def rec_citation(rec: ServedRecommendation, score: float | None = None) -> Citat
 
 def quote_term(message: str) -> str | None:
     """X in "quote the part about X", else None."""
-    m = _QUOTE.search(message.strip())
+    m = QUOTE_REQUEST.search(message.strip())
     return m.group(1).strip().strip("'\"") if m else None
 
 

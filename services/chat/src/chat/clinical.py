@@ -19,7 +19,7 @@ _AGE = [
     re.compile(r"\b(\d{1,3})[- ]?(?:years?|yrs?|y)[- ]?old\b", re.I),
     re.compile(r"\b(?:aged?|age of)\s*(\d{1,3})\b", re.I),
     re.compile(r"\b(\d{1,3})\s*(?:yo|y/o|yr)\b", re.I),
-    re.compile(r"\b(?:they|he|she|patient|pt)(?:'re| are| is|'s)\s*(\d{1,3})\b", re.I),
+    re.compile(r"\b(?:they|he|she|patient|pt)(?:'re| are| is|'s| were| was)\s*(\d{1,3})\b", re.I),
     re.compile(r"\b(?:a|an)\s+(\d{1,3})\b(?! ?(?:mm|cm|days?|weeks?|months?))", re.I),
 ]
 _FEMALE = re.compile(r"\b(woman|women|female|lady|girl|she|her|mother|wife)\b", re.I)

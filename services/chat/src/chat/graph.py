@@ -222,9 +222,13 @@ def build_graph(
                 if rec.id not in candidates or hit.score > candidates[rec.id][1]:
                     candidates[rec.id] = (known.get(rec.id) or rec_from_pb(rec), hit.score)
         turn = state["turn_state"]
-        if state["query"].strategy != "direct":
+        if state["query"].strategy != "direct":  # a follow-up: the session's patient
             merged = state["meta"].state.merged(turn)
-            turn = turn.model_copy(update={"age": merged.age, "sex": merged.sex})
+            update: dict[str, Any] = {"age": merged.age, "sex": merged.sex}
+            if not turn.names_clinical_terms:  # "what if they were 80?": same symptoms, other age
+                update |= {"symptoms": merged.symptoms, "modifiers": merged.modifiers}
+                update |= {"negated": merged.negated}
+            turn = turn.model_copy(update=update)
         return select(list(candidates.values()), knowledge, turn, state["request"].top_k)
 
     async def _answer(state: ChatState, hedged: bool) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """Query building: follow-up detection and the three tiers.
 
 A direct: a standalone question is searched as typed.
+Follow-ups: <= 3 words; a starter ("what about", "and if", "and with", ...); a request to quote
+  the part about X; or < 8 words with a context pronoun (it, that, they, ...).
 C topic: a follow-up in a session with a topic is searched as "{topic} {message}".
 B rewrite: a follow-up without a topic is rewritten, by the LLM when one is configured, else
   from the session's structured clinical state ("aged 50 weight loss oesophageal ...").
@@ -13,7 +15,21 @@ import re
 from chat.clinical import ClinicalState
 from ng12_common.models import ChatQuery
 
-_STARTERS = ("what about", "how about", "and if", "what if", "and for", "and what", "and in", "what for")
+_STARTERS = (
+    "what about",
+    "how about",
+    "and if",
+    "what if",
+    "and for",
+    "and what",
+    "and in",
+    "what for",
+    "and with",
+)
+#: "Quote the part about X" asks for words of the guideline under discussion.
+QUOTE_REQUEST = re.compile(
+    r"\bquote\b.*?\b(?:about|on|regarding|mentioning|that says|with)\s+(.+?)[?.!]*$", re.I
+)
 _PRONOUNS = re.compile(r"\b(it|that|they|this|them|those|these|their|theirs)\b", re.I)
 _WORDS = re.compile(r"[A-Za-z0-9']+")
 
@@ -23,7 +39,7 @@ def is_follow_up(message: str) -> bool:
     lowered = " ".join(w.lower() for w in words)
     if len(words) <= 3:
         return True
-    if lowered.startswith(_STARTERS):
+    if lowered.startswith(_STARTERS) or QUOTE_REQUEST.search(message.strip()):
         return True
     return len(words) < 8 and bool(_PRONOUNS.search(message))
 
