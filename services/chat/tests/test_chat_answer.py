@@ -129,10 +129,27 @@ def test_llm_quotes_are_validated_against_canonical_text() -> None:
     checked = validate(raw, sel)
     assert checked is not None and checked.removed == 2 and len(checked.quotes) == 1
     writer = AnswerWriter(FakeModel(raw))
+    watched = [("calls", "answer", "used"), ("calls", "answer", "invalid"), ("removed", "quote")]
+    before = {k: _metric(*k) for k in watched}
     out = asyncio.run(writer.write("q", sel, "extractive"))
     assert out is not None and "aged 30" not in out and "[NG12 1.1.1, p.9]" in out
     assert writer.removed_quotes == 2
     assert asyncio.run(AnswerWriter(FakeModel("not json")).write("q", sel, "x")) is None
+    # what ops see on /metrics: one answer used (2 quotes removed), one rejected as invalid
+    assert _metric("calls", "answer", "used") == before[("calls", "answer", "used")] + 1
+    assert _metric("calls", "answer", "invalid") == before[("calls", "answer", "invalid")] + 1
+    assert _metric("removed", "quote") == before[("removed", "quote")] + 2
+
+
+def _metric(name: str, *labels: str) -> float:
+    from prometheus_client import REGISTRY
+
+    if name == "calls":
+        step, outcome = labels
+        value = REGISTRY.get_sample_value("ng12_chat_llm_calls_total", {"step": step, "outcome": outcome})
+    else:
+        value = REGISTRY.get_sample_value("ng12_chat_llm_removed_total", {"kind": labels[0]})
+    return value or 0.0
 
 
 def test_llm_sentences_must_cite_selected_recommendations_and_keep_their_numbers() -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from chat.answer import rec_tag, with_disclaimer
+from chat.metrics import LLM_CALLS, LLM_REMOVED
 from chat.selection import Selection
 from ng12_common.logs import get_logger
 from ng12_common.models import ChatTurn
@@ -141,16 +142,22 @@ class AnswerWriter:
             )
         except Exception as exc:  # noqa: BLE001 - any model failure falls back to the extractive answer
             log.warning("chat_llm_failed", error_type=type(exc).__name__)
+            LLM_CALLS.labels(step="answer", outcome="error").inc()
             return None
         checked = validate(raw, sel)
         if checked is None:
+            LLM_CALLS.labels(step="answer", outcome="invalid").inc()
             return None
         self.removed_quotes += checked.removed
         self.removed_sentences += checked.removed_sentences
         if checked.removed or checked.removed_sentences:
             log.info("chat_llm_output_removed", quotes=checked.removed, sentences=checked.removed_sentences)
         if not checked.quotes or not checked.answer:
+            LLM_CALLS.labels(step="answer", outcome="invalid").inc()
             return None
+        LLM_CALLS.labels(step="answer", outcome="used").inc()
+        LLM_REMOVED.labels(kind="quote").inc(checked.removed)
+        LLM_REMOVED.labels(kind="sentence").inc(checked.removed_sentences)
         pages = {rec.id: rec.page for rec, _ in sel.recs}
         quotes = [f'> "{text}" {rec_tag(rid, pages[rid])}' for rid, text in checked.quotes]
         return with_disclaimer("\n".join([checked.answer, "", *quotes]))
@@ -182,11 +189,13 @@ class QueryRewriter:
             )
         except Exception as exc:  # noqa: BLE001 - any model failure falls back to the state rewrite
             log.warning("chat_rewrite_failed", error_type=type(exc).__name__)
+            LLM_CALLS.labels(step="rewrite", outcome="error").inc()
             return None
         text = valid_rewrite(raw, message)
         if text is None:
             self.rejected += 1
             log.info("chat_rewrite_rejected")
+        LLM_CALLS.labels(step="rewrite", outcome="invalid" if text is None else "used").inc()
         return text
 
 
