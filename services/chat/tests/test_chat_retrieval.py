@@ -171,18 +171,14 @@ def _searches() -> float:
 def test_a_first_greeting_names_the_guideline_without_searching(
     make_client: Callable[..., TestClient], retrieval_addr: str
 ) -> None:
-    """Chat loads the served version's knowledge at start-up, so a turn that does not search (the
-    first message of a fresh process may be a greeting) still says which guideline it is about."""
-    from tests.support import wait_for
-
+    """Chat is ready only once it has loaded the served version's recommendations, so even a
+    first turn that does not search (a greeting to a fresh process) names the guideline version."""
     with make_client(retrieval_addr=retrieval_addr) as fresh:
         before = _searches()
-
-        def greeting_with_version() -> dict[str, object] | None:
-            body = ask(fresh, f"greet-{uuid.uuid4().hex[:8]}", "hi")
-            return body if body["guideline"]["index_version"] else None  # type: ignore[index]
-
-        body = wait_for(greeting_with_version, 10, what="a greeting that names the index version")
+        ready = fresh.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        body = ask(fresh, f"greet-{uuid.uuid4().hex[:8]}", "hi")
         assert body["grounding"] == "smalltalk"
-        assert body["guideline"]["code"] == "NG12" and body["guideline"]["last_updated"]  # type: ignore[index]
+        guideline = body["guideline"]
+        assert guideline["index_version"] and guideline["code"] == "NG12" and guideline["last_updated"]  # type: ignore[index]
         assert _searches() == before, "a greeting must not search"

@@ -65,11 +65,16 @@ def configure_logging(service: str, level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "celery", "httpx"):
+    for name in ("uvicorn", "uvicorn.error", "celery", "httpx"):
         lg = logging.getLogger(name)
         lg.handlers[:] = []
         lg.propagate = True
     logging.getLogger("httpx").setLevel("WARNING")
+    # uvicorn's access log stays off (AccessLogMiddleware writes one line per request, with the
+    # request id); this runs after uvicorn configured it when uvicorn calls the app factory
+    access = logging.getLogger("uvicorn.access")
+    access.handlers[:] = []
+    access.propagate = False
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:

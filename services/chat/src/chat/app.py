@@ -66,8 +66,11 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
             return None
 
         async def retrieval_ready() -> str | None:
-            ok = await retrieval.serving()
-            return None if ok else f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
+            if not await retrieval.serving():
+                return f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
+            if not await runner.warm():  # ready means every answer can name the guideline version
+                return f"could not load the NG12 recommendations from retrieval at {settings.retrieval_addr}"
+            return None
 
         app.state.readiness_checks.update({"redis": redis_ready, "retrieval": retrieval_ready})
         log.info("heap_frozen", objects=freeze_startup_heap())
