@@ -82,6 +82,10 @@ def test_two_workers_serve_one_port_and_metrics_sum_them(two_worker_gateway, tmp
     for _ in range(6):
         text = httpx.get(f"{url}/metrics", timeout=5).text
         assert _requests_counted(text) == REQUESTS, text[:2000]
+    # one JSON access line per request (ours, with the request id), never uvicorn's own as well
+    log = (tmp_path / "gateway.log").read_text(encoding="utf-8")
+    assert log.count('"event": "http_request"') >= REQUESTS
+    assert "uvicorn.access" not in log
 
 
 def test_supervisor_stops_workers_and_removes_metrics_files(two_worker_gateway, tmp_path: Path) -> None:
