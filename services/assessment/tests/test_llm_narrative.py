@@ -87,11 +87,23 @@ def test_llm_claim_the_engine_did_not_make_goes_to_review(
     llm_app: Callable[[FakeModels], TestClient],
 ) -> None:
     models = FakeModels(_narrative(["1.2.3"]), _tool_call)
+    before = _llm_calls("narrative", "invalid")
     assessment = llm_app(models).post("/assess/PT-104").json()["assessment"]
     matched = [m["recommendation_id"] for m in assessment["matched_recommendations"]]
     assert "1.2.3" not in matched
     flagged = [r for r in assessment["needs_review"] if r["kind"] == "llm_unsupported_claim"]
     assert [r["recommendation_id"] for r in flagged] == ["1.2.3"]
+    # grounded or silent: the narrative that claims 1.2.3 is not shown; the rules-only one is
+    assert assessment["engine"] == "rules" and "1.2.3" not in assessment["reasoning"]
+    assert not assessment["reasoning"].startswith("The patient meets 1.2.1")
+    assert _llm_calls("narrative", "invalid") == before + 1
+
+
+def _llm_calls(step: str, outcome: str) -> float:
+    from prometheus_client import REGISTRY
+
+    labels = {"step": step, "outcome": outcome}
+    return REGISTRY.get_sample_value("ng12_assessment_llm_calls_total", labels) or 0.0
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from assessment.engine import EngineOutcome, assess
 from assessment.errors import AssessmentUnavailable, PatientNotFound
 from assessment.knowledge import GuidelineKnowledge, KnowledgeCache, KnowledgeUnavailable
 from assessment.llm import GeminiSteps, LlmFailed
+from assessment.metrics import LLM_CALLS
 from assessment.narrative import llm_payload, rules_reasoning
 from assessment.patients import PatientStore
 from assessment.profile import search_profile, symptom_query
@@ -113,8 +114,10 @@ def build_graph(
                     raise LlmFailed(f"the tool call asked for {asked!r}, not {patient_id!r}")
                 lookup_id = asked
                 log.info("patient_fetched_by_tool", patient_id=patient_id)
+                LLM_CALLS.labels(step="patient_tool", outcome="used").inc()
             except LlmFailed as exc:
                 log.warning("patient_tool_fallback", error=str(exc))
+                LLM_CALLS.labels(step="patient_tool", outcome="error").inc()
         patient = store.get(lookup_id)
         if patient is None:
             return {"error": PatientNotFound(patient_id)}
@@ -157,19 +160,25 @@ def build_graph(
         if llm is not None:
             try:
                 narrative = await llm.narrate(llm_payload(record, outcome))
-                reasoning, engine = narrative.reasoning, "rules+llm"
-                matched = set(outcome.matched_ids)
-                for rid in sorted(set(narrative.cited_recommendation_ids) - matched):
+                unsupported = sorted(set(narrative.cited_recommendation_ids) - set(outcome.matched_ids))
+                if unsupported:  # grounded or silent: the rules-only reasoning is published instead
+                    LLM_CALLS.labels(step="narrative", outcome="invalid").inc()
+                    log.warning("narrative_unsupported_claim", recommendation_ids=unsupported)
+                for rid in unsupported:
                     review.append(
                         ReviewItem(
                             kind="llm_unsupported_claim",
                             recommendation_id=rid,
-                            detail=f"the narrative cites {rid}, which the criteria engine did not match; "
-                            "it is not added to the matched recommendations",
+                            detail=f"the model's narrative cited {rid}, which the criteria engine did not "
+                            "match; the narrative was not used (the reasoning shown is the rules-only one)",
                         )
                     )
+                if not unsupported:
+                    reasoning, engine = narrative.reasoning, "rules+llm"
+                    LLM_CALLS.labels(step="narrative", outcome="used").inc()
             except LlmFailed as exc:
                 log.warning("narrative_fallback", error=str(exc))
+                LLM_CALLS.labels(step="narrative", outcome="error").inc()
         assessment = Assessment(
             top_action=outcome.top_action,  # type: ignore[arg-type]
             risk_level=outcome.risk_level,

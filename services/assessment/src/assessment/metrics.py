@@ -1,0 +1,18 @@
+"""Assessment's own Prometheus metrics: what happened to the optional Gemini steps.
+
+`ng12_assessment_llm_calls_total{step, outcome}`: step `patient_tool` (the model fetches the
+record through the `get_patient_data` tool) or `narrative` (the model writes the reasoning);
+outcome `used`, `invalid` (the narrative cited a recommendation the engine did not match: the
+rules-only reasoning was shown and the claim listed in `needs_review`) or `error` (timeout, API
+error, output that does not fit the schema, a tool call for another patient: rules-only path).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+LLM_CALLS = Counter(
+    "ng12_assessment_llm_calls_total",
+    "Gemini calls made by assessment, by step and outcome.",
+    ["step", "outcome"],
+)
