@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
 
-from chat.answer import DISCLAIMER, extractive, quote_term, rec_tag
+from chat.answer import DISCLAIMER, age_thresholds, asks_about_age, extractive, quote_term, rec_tag
 from chat.clinical import ClinicalState, extract
 from chat.grading import grade
 from chat.guardrails import classify_input
@@ -16,6 +17,7 @@ from chat.premise import claimed_details, is_injection, unsupported
 from chat.query import build, is_follow_up
 from chat.redaction import redact
 from chat.selection import Selection
+from ng12_common.criteria import parse_criteria
 from ng12_common.served_recommendations import ServedRecommendation
 
 REC = ServedRecommendation(
@@ -189,3 +191,36 @@ def test_llm_sentences_must_cite_selected_recommendations_and_keep_their_numbers
 )
 def test_age_in_a_message(message: str, age: int | None) -> None:
     assert extract(message, [], set()).age == age
+
+
+def test_quote_request_without_matching_words_says_ng12_does_not_say_it() -> None:
+    sel = Selection(recs=[(REC, 0.7)])
+    found = extractive(sel, None, quote="chest X-ray findings")
+    assert found.startswith("NG12's wording on chest X-ray findings:") and "[NG12 1.1.1, p.9]" in found
+    missing = extractive(sel, None, quote="duration thresholds")
+    assert missing.startswith('None of these recommendations mentions "duration thresholds"')
+    assert f'"{REC.text}" [NG12 1.1.1, p.9]' in missing  # still quoted in full, verbatim
+
+
+def test_age_criteria_lead_comes_from_the_criteria_trees() -> None:
+    tree = parse_criteria(
+        {
+            "op": "any",
+            "of": [
+                {"op": "finding", "concept": "chest_xray_suggests_lung_cancer"},
+                {
+                    "op": "all",
+                    "of": [{"op": "age_gte", "value": 40}, {"op": "symptom", "concept": "haemoptysis"}],
+                },
+            ],
+        }
+    )
+    rec = dataclasses.replace(REC, criteria=tree)
+    assert age_thresholds([rec, REC]) == "aged 40 and over (1.1.1)"
+    answer = extractive(Selection(recs=[(rec, 0.7)]), None, about_age=True)
+    assert "Age criteria in these recommendations: aged 40 and over (1.1.1)." in answer.split("\n")[0]
+    assert "Age criteria" not in extractive(Selection(recs=[(rec, 0.7)]), None)  # not asked about age
+    assert asks_about_age("what about if the patient is under 40?") and asks_about_age(
+        "What if they were 80?"
+    )
+    assert not asks_about_age("When should I refer haemoptysis?")

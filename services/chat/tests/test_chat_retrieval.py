@@ -182,3 +182,20 @@ def test_a_first_greeting_names_the_guideline_without_searching(
         guideline = body["guideline"]
         assert guideline["index_version"] and guideline["code"] == "NG12" and guideline["last_updated"]  # type: ignore[index]
         assert _searches() == before, "a greeting must not search"
+
+
+def test_the_issues_conversation_states_age_criteria_and_what_ng12_does_not_say(client: TestClient) -> None:
+    """The GP's three turns: lung referral criteria, "under 40?", then a quote NG12 has no text for."""
+    sid = f"gp-{uuid.uuid4().hex[:8]}"
+    first = ask(client, sid, "What symptoms trigger a suspected cancer pathway referral for lung cancer?")
+    assert first["grounding"] == "sufficient" and "1.1.1" in cited(first)
+    under = ask(client, sid, "what about if the patient is under 40?")
+    assert under["query"]["strategy"] == "topic" and under["grounding"] == "sufficient"  # type: ignore[index]
+    assert all(rid.startswith("1.1.") for rid in cited(under)), cited(under)  # the session's site
+    lead = str(under["answer"]).split("\n")[0]
+    assert "Age criteria in these recommendations: aged 40 and over (" in lead and "1.1.1" in lead
+    quote = ask(client, sid, "can you quote the part about duration thresholds?")
+    assert quote["query"]["strategy"] == "topic" and cited(quote)  # type: ignore[index]
+    assert str(quote["answer"]).startswith(
+        'None of these recommendations mentions "duration thresholds": NG12 does not say it here.'
+    )

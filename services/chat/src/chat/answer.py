@@ -14,8 +14,9 @@ from collections import OrderedDict
 from chat.query import QUOTE_REQUEST
 from chat.selection import Selection
 from ng12_common.citations import recommendation_citation
+from ng12_common.criteria import AgeGte, AgeLt, iter_nodes
 from ng12_common.models import Citation
-from ng12_common.served_recommendations import ServedRecommendation
+from ng12_common.served_recommendations import ServedRecommendation, rec_sort_key
 
 DISCLAIMER = "Guideline information to support clinical judgement; not a diagnosis or a referral decision."
 NO_ANSWER = "I couldn't find support in NG12 for that, so I can't answer it from the guideline."
@@ -57,6 +58,13 @@ def rec_citation(rec: ServedRecommendation, score: float | None = None) -> Citat
     return recommendation_citation(rec, score)
 
 
+_AGE_WORDS = re.compile(
+    r"\b(?:under|over|below|above|younger|older|aged?|years? old|year-old)\b"
+    r"|\b(?:they|he|she)(?:'re| are| were| was| is)\s+\d",
+    re.I,
+)
+
+
 def quote_term(message: str) -> str | None:
     """X in "quote the part about X", else None."""
     m = QUOTE_REQUEST.search(message.strip())
@@ -68,7 +76,34 @@ def _sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _lead(sel: Selection, age: int | None) -> str:
+def asks_about_age(message: str) -> bool:
+    """The question is about age ("under 40", "what if they were 60", "older patients")."""
+    return bool(_AGE_WORDS.search(message))
+
+
+def age_thresholds(recs: list[ServedRecommendation]) -> str | None:
+    """The age criteria the recommendations' structured criteria contain, e.g. "aged 40 and over
+    (1.1.1 and 1.1.2); aged under 50 (1.6.1)"; None when they contain none."""
+    found: OrderedDict[str, list[str]] = OrderedDict()
+    for rec in recs:
+        if rec.criteria is None:
+            continue
+        for node in iter_nodes(rec.criteria):
+            if isinstance(node, AgeGte):
+                words = f"aged {node.value} and over"
+            elif isinstance(node, AgeLt):
+                words = f"aged under {node.value}"
+            else:
+                continue
+            ids = found.setdefault(words, [])
+            if rec.id not in ids:
+                ids.append(rec.id)
+    if not found:
+        return None
+    return "; ".join(f"{words} ({_ids(sorted(ids, key=rec_sort_key))})" for words, ids in found.items())
+
+
+def _lead(sel: Selection, age: int | None, about_age: bool = False) -> str:
     recs = [r for r, _ in sel.recs]
     lines: list[str] = []
     met = [r.id for r in recs if r.id in sel.met]
@@ -79,7 +114,10 @@ def _lead(sel: Selection, age: int | None) -> str:
         lines.append(
             f"Age {miss.age} does not meet the {miss.threshold} and over criterion in {miss.rec.id}."
         )
-    if not lines:
+    thresholds = age_thresholds(recs) if about_age or age is not None else None
+    if thresholds:
+        lines.append(f"Age criteria in these recommendations: {thresholds}.")
+    if not (met or sel.near_misses):
         by_action = OrderedDict[str, list[str]]()
         for r in recs:
             by_action.setdefault(ACTION_LABELS.get(r.action, r.action or "other advice"), []).append(r.id)
@@ -92,8 +130,10 @@ def _ids(ids: list[str]) -> str:
     return ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + f" and {ids[-1]}"
 
 
-def extractive(sel: Selection, age: int | None, quote: str | None = None) -> str:
-    """The grouped, verbatim answer for the selected recommendations."""
+def extractive(sel: Selection, age: int | None, quote: str | None = None, about_age: bool = False) -> str:
+    """The grouped, verbatim answer for the selected recommendations. A quote request gets the
+    sentences that contain its words, or is told plainly that none of them does."""
+    not_found = None
     if quote:
         words = [w for w in re.findall(r"\w+", quote.lower()) if len(w) > 2]
         found = [
@@ -104,11 +144,16 @@ def extractive(sel: Selection, age: int | None, quote: str | None = None) -> str
         ]
         if found:
             return with_disclaimer("\n".join([f"NG12's wording on {quote}:", *found]))
+        if sel.recs:
+            not_found = (
+                f'None of these recommendations mentions "{quote}": NG12 does not say it here. '
+                "They are quoted in full below."
+            )
     groups: OrderedDict[tuple[str, str], list[ServedRecommendation]] = OrderedDict()
     for rec, _score in sel.recs:
         site = (rec.cancer_site or rec.section_title or "NG12").strip()
         groups.setdefault((site, ACTION_LABELS.get(rec.action, "other advice")), []).append(rec)
-    body = [_lead(sel, age), ""]
+    body = [*([not_found, ""] if not_found else []), _lead(sel, age, about_age), ""]
     for (site, action), recs in groups.items():
         body.append(f"{site[:1].upper()}{site[1:]} - {action}:")
         body.extend(f'> "{r.text.strip()}" {rec_tag(r.id, r.page)}' for r in recs)

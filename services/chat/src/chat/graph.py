@@ -225,9 +225,9 @@ def build_graph(
         if state["query"].strategy != "direct":  # a follow-up: the session's patient
             merged = state["meta"].state.merged(turn)
             update: dict[str, Any] = {"age": merged.age, "sex": merged.sex}
-            if not turn.names_clinical_terms:  # "what if they were 80?": same symptoms, other age
+            if not turn.names_clinical_terms:  # "what if they were 80?": same patient, other age
                 update |= {"symptoms": merged.symptoms, "modifiers": merged.modifiers}
-                update |= {"negated": merged.negated}
+                update |= {"negated": merged.negated, "cancer_sites": merged.cancer_sites}
             turn = turn.model_copy(update=update)
         return select(list(candidates.values()), knowledge, turn, state["request"].top_k)
 
@@ -254,7 +254,9 @@ def build_graph(
         concept_match = _names_criteria_concept(sel, state["turn_state"])
         grounding: Grounding = "sufficient" if (not hedged or sel.met or concept_match) else "weak"
         age = sel.near_misses[0].age if sel.near_misses else state["turn_state"].age
-        body = compose.extractive(sel, age, compose.quote_term(request.message))
+        body = compose.extractive(
+            sel, age, compose.quote_term(request.message), compose.asks_about_age(request.message)
+        )
         if writer is not None:
             written = await writer.write(redact(request.message), sel, body)
             if written is not None:
