@@ -199,3 +199,14 @@ def test_the_issues_conversation_states_age_criteria_and_what_ng12_does_not_say(
     assert str(quote["answer"]).startswith(
         'None of these recommendations mentions "duration thresholds": NG12 does not say it here.'
     )
+
+
+def test_an_out_of_scope_turn_still_tells_the_session_about_the_patient(client: TestClient) -> None:
+    """Prognosis is outside NG12, but the patient it describes is the one the next question is about."""
+    sid = f"oos-{uuid.uuid4().hex[:8]}"
+    out = ask(client, sid, "What's the prognosis for a 60-year-old with haemoptysis?")
+    assert out["grounding"] == "out_of_scope" and out["topic"] is None
+    follow = ask(client, sid, "When should I refer them?")
+    assert follow["query"]["strategy"] == "rewrite"  # type: ignore[index]
+    assert "aged 60" in follow["query"]["text"] and "haemoptysis" in follow["query"]["text"]  # type: ignore[index]
+    assert follow["grounding"] == "sufficient" and "1.1.1" in cited(follow)

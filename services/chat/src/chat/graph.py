@@ -278,8 +278,17 @@ def build_graph(
         return {"answer": text, "grounding": "none", "citations": []}
 
     async def out_of_scope(state: ChatState) -> dict[str, Any]:
-        other = asks_other_guideline(state["request"].message)
-        return {"answer": compose.out_of_scope(other), "grounding": "out_of_scope", "citations": []}
+        message = state["request"].message
+        update: dict[str, Any] = {
+            "answer": compose.out_of_scope(asks_other_guideline(message)),
+            "grounding": "out_of_scope",
+            "citations": [],
+        }
+        known = knowledge_cache.current
+        if "turn_state" not in state and known is not None:  # refused before retrieval: still note
+            # the patient it describes, for a follow-up within scope ("when should I refer them?")
+            update["turn_state"] = extract(message, known.lexicon, known.sites)
+        return update
 
     async def smalltalk_meta(state: ChatState) -> dict[str, Any]:
         kind = state["kind"]
@@ -295,8 +304,10 @@ def build_graph(
         grounding = state["grounding"]
         turn = state.get("turn_state") or ClinicalState()
         topic = next_topic(meta.topic, grounding, state["citations"], turn, state.get("knowledge"))
-        grounded = grounding in ("sufficient", "weak") and bool(state["citations"])
-        new_meta = SessionMeta(topic=topic, state=meta.state.merged(turn) if grounded else meta.state)
+        # the clinical state takes in what every turn said about the patient (the topic only what
+        # grounded answers cited): "the prognosis of a 60-year-old with haemoptysis?" is out of
+        # scope, but "when should I refer them?" then still knows the patient
+        new_meta = SessionMeta(topic=topic, state=meta.state.merged(turn))
         user = ChatTurn(role="user", content=redact(request.message), at=state["asked_at"])
         assistant = ChatTurn(
             role="assistant",
