@@ -83,10 +83,15 @@ def select(
     sel.recs = (chosen + kept)[:top_k]
     if turn.age is not None:
         for rec, _score in ranked:
-            for threshold, age in _age_gaps(evaluation.get(rec.id, [])):
-                if age == turn.age and rec.id not in sel.met:
-                    sel.near_misses.append(NearMiss(rec, threshold, age))
-                    break
+            missing = evaluation.get(rec.id, [])
+            gaps = _age_gaps(missing)
+            # a near miss fails ONLY on age: "Age 58 does not meet the 60 and over criterion"
+            # must not be said of a recommendation whose other criteria are not met either
+            if rec.id in sel.met or not gaps or len(gaps) != len(missing):
+                continue
+            threshold, age = gaps[0]
+            if age == turn.age:
+                sel.near_misses.append(NearMiss(rec, threshold, age))
     return sel
 
 
