@@ -19,6 +19,8 @@ DEV = find_eval_dev("chat_dev.json")
 @pytest.fixture
 def client(make_client: Callable[..., TestClient], retrieval_addr: str) -> Iterator[TestClient]:
     with make_client(retrieval_addr=retrieval_addr) as c:
+        ready = c.get("/readyz")  # as in a deployment: traffic only once ready
+        assert ready.status_code == 200, ready.text
         yield c
 
 
@@ -221,3 +223,14 @@ def test_near_misses_fail_only_on_age(client: TestClient) -> None:
     ibs = ask(client, f"nm-{uuid.uuid4().hex[:8]}", question)
     assert {"1.5.5", "1.5.6"} <= set(cited(ibs))
     assert "does not meet" not in str(ibs["answer"]) and "1.2.5" not in cited(ibs)
+
+
+def test_an_age_question_gets_the_age_band_of_a_threshold_table(client: TestClient) -> None:
+    """NG12's PSA thresholds depend on age (table 1 of 1.6.3): the lead gives the band that applies."""
+    sid = f"psa-{uuid.uuid4().hex[:8]}"
+    ask(client, sid, "Does NG12 say anything about PSA testing in men over 50?")
+    at_45 = ask(client, sid, "what about a 45 year old?")
+    assert "at age 45, PSA more than 2.5 micrograms/litre (1.6.3)" in str(at_45["answer"]).split("\n")[0]
+    at_85 = ask(client, sid, "and if they were 85?")
+    lead = str(at_85["answer"]).split("\n")[0]
+    assert "at age 85, no PSA threshold (use clinical judgement) (1.6.3)" in lead

@@ -796,18 +796,23 @@ def _eval_symptom(node: Symptom, facts: PatientFacts, ctx: EvalContext, req: str
     )
 
 
+def band_for_age(node: TestByAge, age: int) -> AgeBand | None:
+    """The band of an age-banded threshold table that covers `age` (None: no band does)."""
+    return next(
+        (
+            b
+            for b in node.bands
+            if (b.age_gte is None or age >= b.age_gte) and (b.age_lt is None or age < b.age_lt)
+        ),
+        None,
+    )
+
+
 def _eval_test_by_age(node: TestByAge, facts: PatientFacts, ctx: EvalContext, req: str) -> AtomResult:
     name = ctx.label(node.name)
     if facts.age is None:
         return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} (age not recorded)")
-    band = next(
-        (
-            b
-            for b in node.bands
-            if (b.age_gte is None or facts.age >= b.age_gte) and (b.age_lt is None or facts.age < b.age_lt)
-        ),
-        None,
-    )
+    band = band_for_age(node, facts.age)
     if band is None:
         return AtomResult(
             op=node.op, met=False, requirement=req, missing=f"{req} (no threshold for age {facts.age})"

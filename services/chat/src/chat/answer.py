@@ -14,7 +14,7 @@ from collections import OrderedDict
 from chat.query import QUOTE_REQUEST
 from chat.selection import Selection
 from ng12_common.citations import recommendation_citation
-from ng12_common.criteria import AgeGte, AgeLt, iter_nodes
+from ng12_common.criteria import AgeGte, AgeLt, TestByAge, band_for_age, iter_nodes
 from ng12_common.models import Citation
 from ng12_common.served_recommendations import ServedRecommendation, rec_sort_key
 
@@ -58,6 +58,7 @@ def rec_citation(rec: ServedRecommendation, score: float | None = None) -> Citat
     return recommendation_citation(rec, score)
 
 
+_COMPARATOR_WORDS = {">": "more than", ">=": "at least", "<": "less than", "<=": "at most"}
 _AGE_WORDS = re.compile(
     r"\b(?:under|over|below|above|younger|older|aged?|years? old|year-old)\b"
     r"|\b(?:they|he|she)(?:'re| are| were| was| is)\s+\d",
@@ -81,9 +82,11 @@ def asks_about_age(message: str) -> bool:
     return bool(_AGE_WORDS.search(message))
 
 
-def age_thresholds(recs: list[ServedRecommendation]) -> str | None:
+def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> str | None:
     """The age criteria the recommendations' structured criteria contain, e.g. "aged 40 and over
-    (1.1.1 and 1.1.2); aged under 50 (1.6.1)"; None when they contain none."""
+    (1.1.1 and 1.1.2); aged under 50 (1.6.1)", and with an age, the band of an age-banded test
+    threshold that covers it ("at age 45, PSA more than 2.5 micrograms/litre (1.6.3)"); None
+    when they contain none."""
     found: OrderedDict[str, list[str]] = OrderedDict()
     for rec in recs:
         if rec.criteria is None:
@@ -93,6 +96,16 @@ def age_thresholds(recs: list[ServedRecommendation]) -> str | None:
                 words = f"aged {node.value} and over"
             elif isinstance(node, AgeLt):
                 words = f"aged under {node.value}"
+            elif isinstance(node, TestByAge) and age is not None:
+                band = band_for_age(node, age)
+                if band is None:
+                    continue
+                if band.judgement or band.comparator is None or band.value is None:
+                    judgement = (band.judgement or "use clinical judgement").lower()
+                    words = f"at age {age}, no {node.name.upper()} threshold ({judgement})"
+                else:
+                    limit = f"{_COMPARATOR_WORDS[band.comparator]} {band.value:g} {node.unit}"
+                    words = f"at age {age}, {node.name.upper()} {limit}"
             else:
                 continue
             ids = found.setdefault(words, [])
@@ -114,7 +127,7 @@ def _lead(sel: Selection, age: int | None, about_age: bool = False) -> str:
         lines.append(
             f"Age {miss.age} does not meet the {miss.threshold} and over criterion in {miss.rec.id}."
         )
-    thresholds = age_thresholds(recs) if about_age or age is not None else None
+    thresholds = age_thresholds(recs, age) if about_age or age is not None else None
     if thresholds:
         lines.append(f"Age criteria in these recommendations: {thresholds}.")
     if not (met or sel.near_misses):
