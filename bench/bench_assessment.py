@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from stack_bench import REPO, Phase, run_load
+from stack_bench import REPO, Phase, report, run_load
 
 CLIENTS = int(os.environ.get("BENCH_CLIENTS", "8"))
 PER_CLIENT = int(os.environ.get("BENCH_REQUESTS", "800")) // CLIENTS
@@ -57,14 +57,7 @@ def main() -> int:
         clients=CLIENTS,
         per_client=PER_CLIENT,
     )
-    for label, result in results.items():
-        print(
-            result.summary(
-                f"assessment via gateway, rules only, {label}, {CLIENTS} clients",
-                "targets: p95 <= 40 ms, >= 100 req/s",
-            )
-        )
-    return 1 if any(r.errors for r in results.values()) else 0
+    return report(results, f"assessment via gateway, rules only, {{phase}}, {CLIENTS} clients")
 
 
 if __name__ == "__main__":

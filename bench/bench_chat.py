@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from stack_bench import Phase, run_load
+from stack_bench import Phase, report, run_load
 
 SESSIONS = int(os.environ.get("BENCH_CLIENTS", "8"))
 TURNS_PER_SESSION = int(os.environ.get("BENCH_TURNS", "100"))
@@ -113,14 +113,7 @@ def main() -> int:
         per_client=TURNS_PER_SESSION,
         warmup=3 * len(MESSAGES),
     )
-    for label, result in results.items():
-        print(
-            result.summary(
-                f"chat via gateway, no LLM, {label}, {SESSIONS} sessions",
-                "targets: p95 <= 40 ms, >= 100 req/s",
-            )
-        )
-    return 1 if any(r.errors for r in results.values()) else 0
+    return report(results, f"chat via gateway, no LLM, {{phase}}, {SESSIONS} sessions")
 
 
 if __name__ == "__main__":

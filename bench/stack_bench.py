@@ -194,3 +194,14 @@ async def _measured(
     own = time.process_time() - own_before
     cpu = {name: _cpu_seconds(pid) - before[name] for name, pid in pids.items()}
     return latencies, elapsed, errors, cpu, own
+
+
+TARGETS = "targets: p95 <= 40 ms, >= 100 req/s"
+
+
+def report(results: dict[str, LoadResult], label: str, targets: str = TARGETS) -> int:
+    """Print each phase's summary, labelled `label` with "{phase}" filled in; return the exit
+    status: 1 if a request failed."""
+    for phase, result in results.items():
+        print(result.summary(label.format(phase=phase), targets))
+    return 1 if any(r.errors for r in results.values()) else 0

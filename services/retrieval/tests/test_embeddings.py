@@ -34,11 +34,19 @@ def test_onnx_vectors_equal_sentence_transformers(model: LocalMiniLM) -> None:
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
+def _query_cache(result: str) -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("ng12_retrieval_query_cache_total", {"result": result}) or 0.0
+
+
 def test_query_cache_returns_the_same_vector(model: LocalMiniLM) -> None:
     cache = CachedQueryEmbedder(model, size=2)
+    hits, misses = _query_cache("hit"), _query_cache("miss")
     assert cache.cached("dysphagia") is None
     first = cache.embed_query("dysphagia")
     assert cache.cached("dysphagia") is first and cache.hits == 1
+    assert (_query_cache("hit"), _query_cache("miss")) == (hits + 1, misses + 1)  # one lookup each
     cache.embed_query("a")
     cache.embed_query("b")  # evicts the least recently used
     assert cache.cached("dysphagia") is None

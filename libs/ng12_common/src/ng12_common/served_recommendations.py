@@ -22,7 +22,7 @@ from ng12_common.knowledge import LexiconEntry
 CRITERIA_SECTIONS: frozenset[str] = frozenset(f"1.{n}" for n in range(1, 14))
 #: Criteria statuses the services trust; "stale" (text changed since curation) is never evaluated.
 USABLE_STATUSES: frozenset[str] = frozenset({"curated", "derived"})
-_LEXICON_KINDS = frozenset(get_args(LexiconEntry.model_fields["kind"].annotation))
+LEXICON_KINDS = frozenset(get_args(LexiconEntry.model_fields["kind"].annotation))
 
 
 def rec_sort_key(rec_id: str) -> tuple[int, ...]:
@@ -93,7 +93,7 @@ def lexicon_entry(term: Any) -> LexiconEntry:
     return LexiconEntry.model_validate(
         {
             "concept": term.concept,
-            "kind": term.kind if term.kind in _LEXICON_KINDS else "other",
+            "kind": term.kind if term.kind in LEXICON_KINDS else "other",
             "label": term.label or term.concept.replace("_", " "),
             "synonyms": list(term.synonyms),
         }

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
-from chat.query import QUOTE_REQUEST
 from chat.selection import Selection
 from ng12_common.citations import recommendation_citation
 from ng12_common.criteria import AgeGte, AgeLt, TestByAge, band_for_age, iter_nodes
@@ -59,27 +58,11 @@ def rec_citation(rec: ServedRecommendation, score: float | None = None) -> Citat
 
 
 _COMPARATOR_WORDS = {">": "more than", ">=": "at least", "<": "less than", "<=": "at most"}
-_AGE_WORDS = re.compile(
-    r"\b(?:under|over|below|above|younger|older|aged?|years? old|year-old)\b"
-    r"|\b(?:they|he|she)(?:'re| are| were| was| is)\s+\d",
-    re.I,
-)
-
-
-def quote_term(message: str) -> str | None:
-    """X in "quote the part about X", else None."""
-    m = QUOTE_REQUEST.search(message.strip())
-    return m.group(1).strip().strip("'\"") if m else None
 
 
 def _sentences(text: str) -> list[str]:
     parts = re.split(r"(?<=[.:])\s+(?=[A-Z])|\n(?=- |[A-Z])", text)
     return [p.strip() for p in parts if p.strip()]
-
-
-def asks_about_age(message: str) -> bool:
-    """The question is about age ("under 40", "what if they were 60", "older patients")."""
-    return bool(_AGE_WORDS.search(message))
 
 
 def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> str | None:

@@ -22,6 +22,7 @@ _AGE = [
     re.compile(r"\b(?:they|he|she|patient|pt)(?:'re| are| is|'s| were| was)\s*(\d{1,3})\b", re.I),
     re.compile(r"\b(?:a|an)\s+(\d{1,3})\b(?! ?(?:mm|cm|days?|weeks?|months?))", re.I),
 ]
+_AGE_BOUND = re.compile(r"\b(?:under|over|below|above|younger than|older than)\s+(\d{1,3})\b", re.I)
 _FEMALE = re.compile(r"\b(woman|women|female|lady|girl|she|her|mother|wife)\b", re.I)
 _MALE = re.compile(r"\b(man|men|male|gentleman|boy|he|his|him|father|husband)\b", re.I)
 _DURATION = re.compile(r"\b(\d+(?:\.\d+)?)\s*(day|week|month|year)s?\b(?![- ]old)", re.I)
@@ -83,6 +84,12 @@ class ClinicalState(BaseModel):
         parts.extend(s.replace("_", " ") for s in self.symptoms)
         parts.extend(self.cancer_sites)
         return " ".join(parts)
+
+
+def asks_about_age(message: str) -> bool:
+    """The question gives an age or an age bound ("aged 60", "what if they were 60", "under 40",
+    "older than 50")."""
+    return _age(message) is not None or bool(_AGE_BOUND.search(message))
 
 
 def _age(text: str) -> int | None:

@@ -20,7 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from chat import answer as compose
-from chat.clinical import ClinicalState, extract
+from chat.clinical import ClinicalState, asks_about_age, extract
 from chat.grading import grade
 from chat.guardrails import (
     InputKind,
@@ -33,7 +33,7 @@ from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
 from chat.premise import claimed_details, is_injection, unsupported
-from chat.query import build, rewrite_from_state
+from chat.query import build, quote_term, rewrite_from_state
 from chat.redaction import redact
 from chat.selection import Selection, select
 from chat.topic import next_topic
@@ -102,11 +102,10 @@ def _on_error(next_node: str) -> Any:
 def build_graph(
     history: HistoryStore,
     retrieval: RetrievalClient,
+    knowledge_cache: KnowledgeCache,
     writer: AnswerWriter | None = None,
     rewriter: QueryRewriter | None = None,
-    knowledge_cache: KnowledgeCache | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    knowledge_cache = knowledge_cache or KnowledgeCache(retrieval)
 
     async def load_history(state: ChatState) -> dict[str, Any]:
         sid = state["request"].session_id
@@ -155,7 +154,9 @@ def build_graph(
         request, query = state["request"], state["query"]
         k = max(SEARCH_K, request.top_k)
         known = knowledge_cache.current
-        turn = extract(request.message, known.lexicon, known.sites) if known else None
+        turn = state.get("turn_state")  # a retry after no evidence has it already
+        if turn is None and known is not None:
+            turn = extract(request.message, known.lexicon, known.sites)
         try:
             if query.strategy == "direct" or (turn is not None and not turn.names_clinical_terms):
                 found = await retrieval.search(query.text, top_k=k, mode="chat")
@@ -254,9 +255,7 @@ def build_graph(
         concept_match = _names_criteria_concept(sel, state["turn_state"])
         grounding: Grounding = "sufficient" if (not hedged or sel.met or concept_match) else "weak"
         age = sel.near_misses[0].age if sel.near_misses else state["turn_state"].age
-        body = compose.extractive(
-            sel, age, compose.quote_term(request.message), compose.asks_about_age(request.message)
-        )
+        body = compose.extractive(sel, age, quote_term(request.message), asks_about_age(request.message))
         if writer is not None:
             written = await writer.write(redact(request.message), sel, body)
             if written is not None:
@@ -383,7 +382,7 @@ class ChatRunner:
         rewriter: QueryRewriter | None = None,
     ) -> None:
         self._knowledge = KnowledgeCache(retrieval)
-        self._graph = build_graph(history, retrieval, writer, rewriter, self._knowledge)
+        self._graph = build_graph(history, retrieval, self._knowledge, writer, rewriter)
 
     async def warm(self) -> bool:
         """Load the served version's knowledge ahead of the first question (start-up), so that

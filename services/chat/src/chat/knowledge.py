@@ -19,10 +19,14 @@ from ng12_common.knowledge import LexiconEntry
 from ng12_common.logs import get_logger
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
-from ng12_common.served_recommendations import ServedRecommendation, lexicon_entry, served_recommendation
+from ng12_common.served_recommendations import (
+    LEXICON_KINDS,
+    ServedRecommendation,
+    lexicon_entry,
+    served_recommendation,
+)
 
 log = get_logger("chat.knowledge")
-_KINDS = {"symptom", "finding", "test", "history", "abbreviation", "other"}
 
 
 def rec_from_pb(message: Any) -> ServedRecommendation:
@@ -54,7 +58,7 @@ def _criteria_lexicon(recs: dict[str, ServedRecommendation]) -> list[LexiconEntr
             if isinstance(concept, str):
                 concepts.setdefault(concept, str(getattr(node, "op", "symptom")))
     return [
-        LexiconEntry(concept=c, kind=k if k in _KINDS else "symptom", label=c.replace("_", " "))  # type: ignore[arg-type]
+        LexiconEntry(concept=c, kind=k if k in LEXICON_KINDS else "symptom", label=c.replace("_", " "))  # type: ignore[arg-type]
         for c, k in concepts.items()
     ]
 

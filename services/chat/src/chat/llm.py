@@ -11,9 +11,13 @@ Grounded answer:
 The model sees only the selected recommendations and must answer in JSON:
 {"answer": "...", "quotes": [{"recommendation_id": "1.1.1", "text": "verbatim span"}]}.
 `validate` keeps a quote only when its id is among the selected recommendations and its text
-is an exact substring of that recommendation's canonical text; invalid quotes are removed and
-counted. The published answer is the model's prose followed by the valid quotes, each tagged;
-with no valid quote the extractive answer is used instead.
+is an exact substring of that recommendation's canonical text. `checked_sentences` keeps a
+sentence of the prose only when every id it cites is among the selected recommendations, a
+sentence stating a criterion (referral words, ages, timeframes, numbers) cites one, and every
+number it states appears in a recommendation it cites. What is removed is counted
+(`ng12_chat_llm_removed_total`, chat.metrics). The published answer is the kept prose followed
+by the valid quotes, each tagged; with no valid quote or no kept sentence, the extractive
+answer is used instead.
 """
 
 from __future__ import annotations
@@ -73,8 +77,8 @@ class Validated:
 
 
 def checked_sentences(answer: str, sel: Selection) -> tuple[list[str], int]:
-    """The answer's sentences that are grounded in the selected recommendations (see module
-    docstring), with full citation tags; and how many were removed."""
+    """The answer's sentences that are grounded in the selected recommendations (the rules are
+    in the module docstring), with full citation tags; and how many were removed."""
     recs = {rec.id: rec for rec, _ in sel.recs}
     kept: list[str] = []
     removed = 0
@@ -125,36 +129,36 @@ def validate(raw: str, sel: Selection) -> Validated | None:
     )
 
 
+async def _generate(model: TextModel, step: str, prompt: str) -> str | None:
+    """The model's reply, or None after any failure (logged and counted: the caller falls back
+    to the rules-only answer or rewrite)."""
+    try:
+        return await model.generate(prompt)
+    except Exception as exc:  # noqa: BLE001 - any model failure means "fall back"
+        log.warning("chat_llm_failed", step=step, error_type=type(exc).__name__)
+        LLM_CALLS.labels(step=step, outcome="error").inc()
+        return None
+
+
 class AnswerWriter:
     def __init__(self, model: TextModel) -> None:
         self._model = model
-        self.removed_quotes = 0
-        self.removed_sentences = 0
 
     async def write(self, question: str, sel: Selection, extractive: str) -> str | None:
         """The grounded LLM answer, or None to keep the extractive one."""
         if not sel.recs:
             return None
         context = "\n\n".join(f"[{rec.id}, page {rec.page}]\n{rec.text}" for rec, _ in sel.recs)
-        try:
-            raw = await self._model.generate(
-                f"{PROMPT}\n\nRecommendations:\n{context}\n\nQuestion: {question}"
-            )
-        except Exception as exc:  # noqa: BLE001 - any model failure falls back to the extractive answer
-            log.warning("chat_llm_failed", error_type=type(exc).__name__)
-            LLM_CALLS.labels(step="answer", outcome="error").inc()
+        prompt = f"{PROMPT}\n\nRecommendations:\n{context}\n\nQuestion: {question}"
+        raw = await _generate(self._model, "answer", prompt)
+        if raw is None:
             return None
         checked = validate(raw, sel)
-        if checked is None:
+        if checked is None or not checked.quotes or not checked.answer:
             LLM_CALLS.labels(step="answer", outcome="invalid").inc()
             return None
-        self.removed_quotes += checked.removed
-        self.removed_sentences += checked.removed_sentences
         if checked.removed or checked.removed_sentences:
             log.info("chat_llm_output_removed", quotes=checked.removed, sentences=checked.removed_sentences)
-        if not checked.quotes or not checked.answer:
-            LLM_CALLS.labels(step="answer", outcome="invalid").inc()
-            return None
         LLM_CALLS.labels(step="answer", outcome="used").inc()
         LLM_REMOVED.labels(kind="quote").inc(checked.removed)
         LLM_REMOVED.labels(kind="sentence").inc(checked.removed_sentences)
@@ -178,22 +182,16 @@ class QueryRewriter:
 
     def __init__(self, model: TextModel) -> None:
         self._model = model
-        self.rejected = 0
 
     async def rewrite(self, message: str, recent: list[ChatTurn]) -> str | None:
         turns = recent[-REWRITE_HISTORY_TURNS:]
         conversation = "\n".join(f"{t.role}: {t.content[:600]}" for t in turns)
-        try:
-            raw = await self._model.generate(
-                f"{REWRITE_PROMPT}\n\nConversation:\n{conversation}\n\nLast message: {message}"
-            )
-        except Exception as exc:  # noqa: BLE001 - any model failure falls back to the state rewrite
-            log.warning("chat_rewrite_failed", error_type=type(exc).__name__)
-            LLM_CALLS.labels(step="rewrite", outcome="error").inc()
+        prompt = f"{REWRITE_PROMPT}\n\nConversation:\n{conversation}\n\nLast message: {message}"
+        raw = await _generate(self._model, "rewrite", prompt)
+        if raw is None:
             return None
         text = valid_rewrite(raw, message)
         if text is None:
-            self.rejected += 1
             log.info("chat_rewrite_rejected")
         LLM_CALLS.labels(step="rewrite", outcome="invalid" if text is None else "used").inc()
         return text

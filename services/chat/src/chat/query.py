@@ -27,11 +27,17 @@ _STARTERS = (
     "and with",
 )
 #: "Quote the part about X" asks for words of the guideline under discussion.
-QUOTE_REQUEST = re.compile(
+_QUOTE_REQUEST = re.compile(
     r"\bquote\b.*?\b(?:about|on|regarding|mentioning|that says|with)\s+(.+?)[?.!]*$", re.I
 )
 _PRONOUNS = re.compile(r"\b(it|that|they|this|them|those|these|their|theirs)\b", re.I)
 _WORDS = re.compile(r"[A-Za-z0-9']+")
+
+
+def quote_term(message: str) -> str | None:
+    """X in "quote the part about X", else None."""
+    m = _QUOTE_REQUEST.search(message.strip())
+    return m.group(1).strip().strip("'\"") if m else None
 
 
 def is_follow_up(message: str) -> bool:
@@ -39,7 +45,7 @@ def is_follow_up(message: str) -> bool:
     lowered = " ".join(w.lower() for w in words)
     if len(words) <= 3:
         return True
-    if lowered.startswith(_STARTERS) or QUOTE_REQUEST.search(message.strip()):
+    if lowered.startswith(_STARTERS) or quote_term(message):
         return True
     return len(words) < 8 and bool(_PRONOUNS.search(message))
 

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ng12_common.logs import get_logger
+from retrieval.metrics import QUERY_CACHE
 from retrieval.settings import RetrievalSettings
 
 Vector = npt.NDArray[np.float32]
@@ -190,7 +191,8 @@ def _onnx_session(model: Any, threads: int) -> Any:
 
 
 class CachedQueryEmbedder:
-    """LRU cache of query embeddings in front of any provider (queries repeat a lot)."""
+    """LRU cache of query embeddings in front of any provider (queries repeat a lot); hits and
+    misses are counted here and in `ng12_retrieval_query_cache_total`."""
 
     def __init__(self, provider: EmbeddingProvider, size: int = 2048) -> None:
         self.provider = provider
@@ -207,6 +209,7 @@ class CachedQueryEmbedder:
             if vec is not None:
                 self._cache.move_to_end(text)
                 self.hits += 1
+                QUERY_CACHE.labels(result="hit").inc()
             return vec
 
     def embed_query(self, text: str) -> Vector:
@@ -215,10 +218,12 @@ class CachedQueryEmbedder:
             if vec is not None:
                 self._cache.move_to_end(text)
                 self.hits += 1
+                QUERY_CACHE.labels(result="hit").inc()
                 return vec
+            self.misses += 1
+            QUERY_CACHE.labels(result="miss").inc()
         vec = self.provider.embed_query(text)
         with self._lock:
-            self.misses += 1
             if self.size > 0:
                 self._cache[text] = vec
                 if len(self._cache) > self.size:

@@ -21,7 +21,7 @@ from ng12_common.served_recommendations import rec_sort_key
 from retrieval import convert
 from retrieval.embeddings import CachedQueryEmbedder
 from retrieval.index_store import IndexError_, IndexStore, ServingIndex
-from retrieval.metrics import ACTIVE_INDEX, INDEX_CHUNKS, QUERY_CACHE, SEARCH_DEGRADED
+from retrieval.metrics import ACTIVE_INDEX, INDEX_CHUNKS, SEARCH_DEGRADED
 from retrieval.result_cache import SearchResultCache
 from retrieval.search import SearchParams, run_search
 
@@ -131,7 +131,6 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         # worker thread. Cached queries skip both.
         normalized = serving.normaliser(request.query)
         vector = self.embedder.cached(normalized)
-        QUERY_CACHE.labels(result="miss" if vector is None else "hit").inc()
         dense_error = ""
         if vector is None:
             try:
