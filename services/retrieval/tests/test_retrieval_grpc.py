@@ -129,3 +129,32 @@ def test_a_repeated_search_is_answered_from_the_version_cache(stub, retrieval_se
     second = _search(stub, query)
     assert _counter(retrieval_server.metrics_port, name, "hit") == hits_before + 1
     assert second == first
+
+
+def test_embed_returns_unit_vectors_in_order(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    r = stub.Embed(pb.EmbedRequest(texts=["coughing up blood", "blood in sputum", "went shopping"]), timeout=10)
+    assert r.index_version == retrieval_server.version and r.dimension == 384
+    vecs = np.array([list(e.values) for e in r.embeddings])
+    assert vecs.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
+    # paraphrases are nearer each other than an unrelated clause
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.2
+
+
+def test_embed_as_query_shares_the_search_cache(stub) -> None:  # type: ignore[no-untyped-def]
+    a = stub.Embed(pb.EmbedRequest(texts=["a brand new question about dysphagia"], as_query=True), timeout=10)
+    b = stub.Embed(pb.EmbedRequest(texts=["a brand new question about dysphagia"], as_query=True), timeout=10)
+    assert list(a.embeddings[0].values) == list(b.embeddings[0].values)
+
+
+@pytest.mark.parametrize(
+    ("texts", "fragment"),
+    [([], "texts must hold 1-256"), (["ok", "  "], "texts[1]"), (["x" * 2001], "texts[0]"), (["a"] * 257, "1-256")],
+)
+def test_bad_embed_requests_are_invalid_argument(stub, texts: list[str], fragment: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Embed(pb.EmbedRequest(texts=texts), timeout=5)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert fragment in err.value.details()

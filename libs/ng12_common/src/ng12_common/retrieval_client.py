@@ -137,6 +137,16 @@ class RetrievalClient:
         result: pb.GetLexiconResponse = await self._call("GetLexicon", pb.GetLexiconRequest(), timeout)
         return result
 
+    async def embed(
+        self, texts: Sequence[str], as_query: bool = False, timeout: float | None = None
+    ) -> pb.EmbedResponse:
+        """Unit-length embeddings of `texts` (1-256) with the serving model; `as_query` shares
+        Search's normalisation and query cache."""
+        result: pb.EmbedResponse = await self._call(
+            "Embed", pb.EmbedRequest(texts=list(texts), as_query=as_query), timeout
+        )
+        return result
+
     async def active_index(self, timeout: float | None = None) -> pb.IndexVersion:
         result: pb.IndexVersion = await self._call("GetActiveIndex", pb.GetActiveIndexRequest(), timeout)
         return result

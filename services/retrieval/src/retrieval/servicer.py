@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import TypeVar
 
 import grpc
+import numpy as np
 from grpc_health.v1 import health_pb2
 from grpc_health.v1.health import aio as health_aio
 
@@ -32,6 +33,8 @@ _CODES = {
 }
 _MODES = {pb.SEARCH_MODE_ASSESSMENT: "assessment", pb.SEARCH_MODE_CHAT: "chat"}
 SERVICE_NAME = "ng12.retrieval.v1.Retrieval"
+MAX_EMBED_TEXTS = 256
+MAX_EMBED_CHARS = 2000
 T = TypeVar("T")
 
 
@@ -190,6 +193,47 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
                 )
                 for t in serving.lexicon
             ],
+            index_version=serving.record.version,
+        )
+
+    async def Embed(self, request: pb.EmbedRequest, context: grpc.aio.ServicerContext) -> pb.EmbedResponse:
+        """Unit-length embeddings with the serving model (assessment's tier-3 matching, chat's
+        scope classifier). `as_query` texts go through Search's normaliser and query cache."""
+        texts = list(request.texts)
+        if not 1 <= len(texts) <= MAX_EMBED_TEXTS:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"texts must hold 1-{MAX_EMBED_TEXTS} items, got {len(texts)}"
+            )
+        bad = [i for i, t in enumerate(texts) if not t.strip() or len(t) > MAX_EMBED_CHARS]
+        if bad:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"texts[{bad[0]}] must be 1-{MAX_EMBED_CHARS} characters and not blank",
+            )
+        serving = await self._serving(context)
+        loop = asyncio.get_running_loop()
+        inline = self.embedder.provider.embeds_inline
+        if request.as_query:
+            vectors = []
+            for text in texts:
+                normalized = serving.normaliser(text)
+                vec = self.embedder.cached(normalized)
+                if vec is None:
+                    vec = (
+                        self.embedder.embed_query(normalized)
+                        if inline
+                        else await loop.run_in_executor(None, self.embedder.embed_query, normalized)
+                    )
+                vectors.append(vec)
+            matrix = np.asarray(vectors, dtype=np.float32)
+        elif inline:
+            matrix = self.embedder.provider.embed_documents(texts)
+        else:
+            matrix = await loop.run_in_executor(None, self.embedder.provider.embed_documents, texts)
+        return pb.EmbedResponse(
+            embeddings=[pb.Embedding(values=row.tolist()) for row in matrix],
+            embedder_id=self.embedder.provider.embedder_id,
+            dimension=int(matrix.shape[1]) if matrix.ndim == 2 else 0,
             index_version=serving.record.version,
         )
 

@@ -339,3 +339,29 @@ class GetLexiconResponse(_message.Message):
     terms: _containers.RepeatedCompositeFieldContainer[LexiconTerm]
     index_version: str
     def __init__(self, terms: _Optional[_Iterable[_Union[LexiconTerm, _Mapping]]] = ..., index_version: _Optional[str] = ...) -> None: ...
+
+class EmbedRequest(_message.Message):
+    __slots__ = ("texts", "as_query")
+    TEXTS_FIELD_NUMBER: _ClassVar[int]
+    AS_QUERY_FIELD_NUMBER: _ClassVar[int]
+    texts: _containers.RepeatedScalarFieldContainer[str]
+    as_query: bool
+    def __init__(self, texts: _Optional[_Iterable[str]] = ..., as_query: _Optional[bool] = ...) -> None: ...
+
+class Embedding(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, values: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class EmbedResponse(_message.Message):
+    __slots__ = ("embeddings", "embedder_id", "dimension", "index_version")
+    EMBEDDINGS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDER_ID_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    embeddings: _containers.RepeatedCompositeFieldContainer[Embedding]
+    embedder_id: str
+    dimension: int
+    index_version: str
+    def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., embedder_id: _Optional[str] = ..., dimension: _Optional[int] = ..., index_version: _Optional[str] = ...) -> None: ...

@@ -50,6 +50,11 @@ class RetrievalStub:
                 request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconRequest.SerializeToString,
                 response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconResponse.FromString,
                 _registered_method=True)
+        self.Embed = channel.unary_unary(
+                '/ng12.retrieval.v1.Retrieval/Embed',
+                request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.EmbedRequest.SerializeToString,
+                response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.EmbedResponse.FromString,
+                _registered_method=True)
         self.BeginIndex = channel.unary_unary(
                 '/ng12.retrieval.v1.Retrieval/BeginIndex',
                 request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.BeginIndexRequest.SerializeToString,
@@ -112,6 +117,15 @@ class RetrievalServicer:
 
     def GetLexicon(self, request, context):
         """The symptom lexicon of the active index (concepts, guideline wording, synonyms).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Embed(self, request, context):
+        """Unit-length embeddings of short texts with the model that serves the active index (so the
+        model is loaded once, here). With as_query, a text is normalised and cached exactly as Search
+        does, so a Search for the same text afterwards reuses the embedding.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -184,6 +198,11 @@ def add_RetrievalServicer_to_server(servicer, server):
                     servicer.GetLexicon,
                     request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconRequest.FromString,
                     response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconResponse.SerializeToString,
+            ),
+            'Embed': grpc.unary_unary_rpc_method_handler(
+                    servicer.Embed,
+                    request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.EmbedRequest.FromString,
+                    response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.EmbedResponse.SerializeToString,
             ),
             'BeginIndex': grpc.unary_unary_rpc_method_handler(
                     servicer.BeginIndex,
@@ -308,6 +327,33 @@ class Retrieval:
             '/ng12.retrieval.v1.Retrieval/GetLexicon',
             ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconRequest.SerializeToString,
             ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetLexiconResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Embed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ng12.retrieval.v1.Retrieval/Embed',
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.EmbedRequest.SerializeToString,
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.EmbedResponse.FromString,
             options,
             channel_credentials,
             insecure,
