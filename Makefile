@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install proto proto-check lint typecheck bench eval-dev eval-retrieval ng12-pdf compose-check clean
+.PHONY: run test install proto proto-check lint typecheck bench eval-dev eval-blind eval-blind-dev calibrate-tier3 eval-retrieval ng12-pdf compose-check clean
 
 $(STAMP): constraints.txt requirements-dev.txt libs/ng12_common/pyproject.toml services/*/pyproject.toml
 	PYTHON=$(PYTHON) VENV=$(VENV) scripts/bootstrap.sh
@@ -33,6 +33,15 @@ bench: $(STAMP) ## benchmarks: print numbers, no pass/fail
 
 eval-dev: $(STAMP) ## score the development cases in ../shared/eval-dev
 	$(PY) bench/eval_dev.py
+
+eval-blind: $(STAMP) ## the LOCKED blind sets through the gateway (score only when the work is done)
+	$(PY) bench/eval_blind.py --part locked
+
+eval-blind-dev: $(STAMP) ## the development part of the blind sets, one line per case
+	$(PY) bench/eval_blind.py --part dev -v
+
+calibrate-tier3: $(STAMP) ## recalibrate the semantic tier's threshold (writes assessment/data/semantic_calibration.json)
+	$(PY) bench/calibrate_tier3.py --write
 
 eval-retrieval: $(STAMP) ## recall@k / MRR of retrieval configurations on the development cases
 	$(PY) bench/eval_retrieval.py

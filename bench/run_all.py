@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHES = ["bench_kb.py", "bench_search.py", "bench_assessment.py", "bench_chat.py"]
+BENCHES = ["bench_kb.py", "bench_search.py", "calibrate_tier3.py", "bench_assessment.py", "bench_chat.py"]
 
 
 def main() -> int:

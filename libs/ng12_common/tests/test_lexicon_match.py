@@ -78,7 +78,10 @@ def test_explained_applies_to_concept_before_the_cue() -> None:
 def test_modifiers() -> None:
     assert one("lump that is increasing in size")[2] == ["change_in_size", "increasing_in_size"]
     assert one("visible haematuria")[2] == ["visible"]
-    assert one("blood in urine")[2] == []  # not "visible" unless the record says it was seen
+    # blood the patient reports in the urine is visible haematuria (NICE CKS Haematuria); a dipstick
+    # finding is not
+    assert one("blood in urine")[2] == ["visible"]
+    assert one("blood in urine on dipstick")[2] == ["non_visible"]
     assert one("non-visible haematuria")[2] == ["non_visible"]
     assert one("persistent and recurrent UTI")[2] == ["persistent", "recurrent"]
     assert one("retraction of one nipple")[2] == ["unilateral"]

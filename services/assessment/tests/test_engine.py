@@ -88,9 +88,14 @@ def test_test_results_used_unused_and_unknown(knowledge: GuidelineKnowledge) -> 
     )
     assert "1.3.2" in outcome.matched_ids
     unused = {u.key: u.reason for u in outcome.unused_test_results}
-    assert set(unused) == {"platelets_10e9_per_l", "mystery_marker"}
-    assert "not recognised" in unused["mystery_marker"]
-    assert outcome.unrecognised == []
+    assert set(unused) == {"mystery_marker"}
+    assert "not understood" in unused["mystery_marker"]
+    # platelets 480 is read against the documented reference range (thrombocytosis above 400)
+    shown = {t.key: t for t in outcome.test_interpretations}
+    assert "480 x10^9/L > 400 x10^9/L" in shown["platelets_10e9_per_l"].rule
+    assert shown["platelets_10e9_per_l"].finding == "thrombocytosis"
+    # an unknown test makes the assessment incomplete (it was not understood)
+    assert outcome.unrecognised == ["mystery_marker: odd"] and not outcome.complete
 
 
 def test_result_values_in_words(knowledge: GuidelineKnowledge) -> None:
@@ -110,8 +115,8 @@ def test_result_values_in_words(knowledge: GuidelineKnowledge) -> None:
 
 
 def test_unrecognised_phrases_are_reported(knowledge: GuidelineKnowledge) -> None:
-    outcome = assess(_record(symptoms=["dysphagia", "feels a bit blue"]), knowledge)
-    assert outcome.unrecognised == ["feels a bit blue"]
+    outcome = assess(_record(symptoms=["dysphagia", "odd tingling in the left elbow"]), knowledge)
+    assert outcome.unrecognised == ["odd tingling in the left elbow"]
     assert "1.2.1" in outcome.matched_ids
 
 

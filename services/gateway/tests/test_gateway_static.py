@@ -27,7 +27,7 @@ def test_docs_and_openapi_document_the_api(offline_gateway: TestClient) -> None:
     }
     assert expected <= set(spec["paths"])
     assess = spec["paths"]["/api/v1/assess"]["post"]
-    assert assess["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/PatientRecord")
+    assert assess["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/AssessRecord")
     ok = assess["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     assert ok.endswith("/AssessmentResponse")
 

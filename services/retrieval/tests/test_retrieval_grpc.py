@@ -134,7 +134,9 @@ def test_a_repeated_search_is_answered_from_the_version_cache(stub, retrieval_se
 def test_embed_returns_unit_vectors_in_order(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
     import numpy as np
 
-    r = stub.Embed(pb.EmbedRequest(texts=["coughing up blood", "blood in sputum", "went shopping"]), timeout=10)
+    r = stub.Embed(
+        pb.EmbedRequest(texts=["coughing up blood", "blood in sputum", "went shopping"]), timeout=10
+    )
     assert r.index_version == retrieval_server.version and r.dimension == 384
     vecs = np.array([list(e.values) for e in r.embeddings])
     assert vecs.shape == (3, 384)
@@ -151,7 +153,12 @@ def test_embed_as_query_shares_the_search_cache(stub) -> None:  # type: ignore[n
 
 @pytest.mark.parametrize(
     ("texts", "fragment"),
-    [([], "texts must hold 1-256"), (["ok", "  "], "texts[1]"), (["x" * 2001], "texts[0]"), (["a"] * 257, "1-256")],
+    [
+        ([], "texts must hold 1-256"),
+        (["ok", "  "], "texts[1]"),
+        (["x" * 2001], "texts[0]"),
+        (["a"] * 257, "1-256"),
+    ],
 )
 def test_bad_embed_requests_are_invalid_argument(stub, texts: list[str], fragment: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(grpc.RpcError) as err:

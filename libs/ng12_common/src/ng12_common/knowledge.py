@@ -130,6 +130,7 @@ class LexiconEntry(_Model):
     kind: Literal["symptom", "finding", "test", "history", "abbreviation", "other"] = "symptom"
     label: str  # the guideline's wording
     synonyms: list[str] = Field(default_factory=list)  # spellings, lay terms, abbreviations
+    terms: list[str] = Field(default_factory=list)  # the guideline's other wordings (also in synonyms)
     recommendation_ids: list[str] = Field(default_factory=list)
 
 

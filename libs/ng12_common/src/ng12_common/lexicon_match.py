@@ -23,26 +23,32 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from importlib import resources
+from typing import Any, Literal
 
+import snowballstemmer
+import yaml
 from pydantic import BaseModel, Field
 
 from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
+from ng12_common.reading.context import ContextStatus, default_rules
 
 # Words dropped from both terms and text before matching (articles, laterality, possessives).
 _STOP = {"the", "a", "an", "his", "her", "their", "my", "left", "right", "both", "one", "single"}
 
-_NEG_BEFORE = re.compile(
-    r"\b(no|not|denies|denied|without|negative for|absence of|nil|free of|never had|no evidence of|"
-    r"no history of|ruled out|excluded)\b"
-)
-_NEG_AFTER = re.compile(r"^\s*(?:is |are |was |were )?(absent|denied|not present|none|ruled out|excluded)\b")
-
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
     ("non_visible", re.compile(r"\b(non ?visible|not visible|invisible|microscopic|dipstick|urine dip)\b")),
-    ("visible", re.compile(r"\b(visible|frank|gross|macroscopic|seen|saw|noticed blood|red urine)\b")),
+    # Blood in the urine that the patient reports (pee, wee, red or pink urine) is visible
+    # haematuria by definition (NICE CKS Haematuria: visible = seen by the patient).
+    (
+        "visible",
+        re.compile(
+            r"\b(visible|frank|gross|macroscopic|seen|saw|noticed blood|red urine|pink urine|pee|wee|"
+            r"red|pink|blood in (?:the |his |her )?urine|passing blood|passed blood)\b"
+        ),
+    ),
     ("unexplained", re.compile(r"\bunexplained\b")),
     (
         "persistent",
@@ -114,12 +120,20 @@ _WORD_RUN = re.compile(r"\w+")  # where a term can start (terms start with a wor
 _SEGMENT_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|\bbut\b|\bplus\b|\balso\b)\s*")
 
 
+MatchTier = Literal["exact", "lemma", "curated", "semantic"]
+"""How a clause was normalised to a concept: 1 the guideline's words, exactly or by word stems;
+2 a curated lay term or abbreviation; 3 embedding similarity (always reviewed)."""
+
+
 class ConceptMatch(BaseModel):
     """One concept found in a phrase."""
 
     concept: str
     kind: str
     matched_text: str  # the normalised words that matched
+    tier: MatchTier = "exact"
+    score: float | None = None  # similarity, for the semantic tier
+    context: ContextStatus | None = None  # negated, family, resolved, hypothetical (ConText)
     negated: bool = False
     modifiers: list[str] = Field(default_factory=list)  # sorted; may include "explained"
     qualifiers: dict[str, float] = Field(default_factory=dict)  # size_mm, duration_days
@@ -154,17 +168,55 @@ class _Index:
     ~12 ms per new text (Python compiles regular expressions in Python)."""
 
     def __init__(self, lexicon: Sequence[LexiconEntry]) -> None:
-        terms: dict[str, tuple[str, str]] = {}
+        terms: dict[str, tuple[str, str, MatchTier]] = {}
         for e in lexicon:
-            for raw in [e.label, *e.synonyms, e.concept.replace("_", " ")]:
+            exact = [e.label, e.concept.replace("_", " "), *e.terms]
+            worded: list[tuple[str, MatchTier]] = [(x, "exact") for x in exact]
+            worded += [(x, "curated") for x in e.synonyms]
+            for raw, tier in worded:
                 norm = _strip_punct(normalise_phrase(raw))
                 if norm and norm not in terms:
-                    terms[norm] = (e.concept, e.kind)
+                    terms[norm] = (e.concept, e.kind, tier)
         self.terms = terms
         self.by_first: dict[str, list[str]] = {}
         for t in terms:
             self.by_first.setdefault(t.split()[0], []).append(t)
         self._patterns: dict[str, re.Pattern[str]] = {}
+        # Lemma tier: every term as a sequence of word stems, grouped by the first stem.
+        self.stems_by_first: dict[str, list[tuple[tuple[str, ...], str, str]]] = {}
+        seen: set[tuple[str, ...]] = set()
+        for t, (concept, kind, _tier) in terms.items():
+            stems = tuple(_stem_words([w for w in t.split() if w not in _STOP]))
+            if stems and stems not in seen:
+                seen.add(stems)
+                self.stems_by_first.setdefault(stems[0], []).append((stems, concept, kind))
+        for cands in self.stems_by_first.values():
+            cands.sort(key=lambda c: (-len(c[0]), c[0]))
+
+    def lemma_hits(self, text: str, covered: list[tuple[int, int]]) -> list[tuple[int, int, str, str]]:
+        """Terms found by word stems ("swallowing" for "swallow"), outside the spans already
+        matched exactly: (start, end, concept, kind)."""
+        words = [
+            (m.start(), m.end(), m.group())
+            for m in _WORD_RUN.finditer(text)
+            if m.group() not in _STOP and not any(a <= m.start() < b for a, b in covered)
+        ]
+        stems = _stem_words([w for _a, _b, w in words])
+        hits: list[tuple[int, int, str, str]] = []
+        i = 0
+        while i < len(words):
+            found = None
+            for cand, concept, kind in self.stems_by_first.get(stems[i], ()):
+                n = len(cand)
+                if tuple(stems[i : i + n]) == cand and _contiguous(text, words[i : i + n]):
+                    found = (words[i][0], words[i + n - 1][1], concept, kind, n)
+                    break
+            if found:
+                hits.append(found[:4])
+                i += found[4]
+            else:
+                i += 1
+        return hits
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """Non-overlapping term matches in a normalised text, left to right; where several terms
@@ -184,10 +236,27 @@ class _Index:
             pattern = self._patterns[first] = _compile_terms(ordered_terms(self.by_first[first]))
         return pattern
 
-    def lookup(self, matched: str) -> tuple[str, str]:
-        """The concept of a matched span (stop words the gap pattern allowed are dropped)."""
+    def lookup(self, matched: str) -> tuple[str, str, MatchTier]:
+        """The concept, kind and tier of a matched span (stop words the gap pattern allowed are
+        dropped)."""
         key = " ".join(w for w in matched.split() if w not in _STOP and w not in (",", ";"))
         return self.terms.get(key) or self.terms[matched]
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def _stem_words(words: list[str]) -> list[str]:
+    return [str(w) for w in _STEMMER.stemWords(words)]
+
+
+def _contiguous(text: str, words: list[tuple[int, int, str]]) -> bool:
+    """The words follow each other with only spaces or stop words between them."""
+    for (_a, b, _w), (c, _d, _x) in zip(words, words[1:], strict=False):
+        gap = text[b:c].split()
+        if any(g not in _STOP for g in gap):
+            return False
+    return True
 
 
 def ordered_terms(terms: Iterable[str]) -> tuple[str, ...]:
@@ -202,8 +271,11 @@ def _compile_terms(ordered: tuple[str, ...]) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=8)
-def _index_cached(key: tuple[tuple[str, str, str, tuple[str, ...]], ...]) -> _Index:
-    entries = [LexiconEntry(concept=c, kind=k, label=lab, synonyms=list(s)) for c, k, lab, s in key]  # type: ignore[arg-type]
+def _index_cached(key: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...]) -> _Index:
+    entries = [
+        LexiconEntry(concept=c, kind=k, label=lab, synonyms=list(s), terms=list(t))  # type: ignore[arg-type]
+        for c, k, lab, s, t in key
+    ]
     return _Index(entries)
 
 
@@ -214,7 +286,7 @@ def _index(lexicon: Sequence[LexiconEntry]) -> _Index:
     # The same lexicon object is passed for every phrase of every patient: skip re-keying it.
     if _LAST_INDEX and _LAST_INDEX[0][0] is lexicon and _LAST_INDEX[0][1] == len(lexicon):
         return _LAST_INDEX[0][2]
-    key = tuple((e.concept, e.kind, e.label, tuple(e.synonyms)) for e in lexicon)
+    key = tuple((e.concept, e.kind, e.label, tuple(e.synonyms), tuple(e.terms)) for e in lexicon)
     idx = _index_cached(key)
     _LAST_INDEX[:] = [(lexicon, len(lexicon), idx)]
     return idx
@@ -259,30 +331,67 @@ def _qualifiers(text: str) -> dict[str, float]:
     return q
 
 
+class _Rewrite(BaseModel):
+    pattern: str
+    replace: str
+    reason: str
+
+
+@lru_cache(maxsize=1)
+def _rewrites() -> tuple[tuple[re.Pattern[str], str], ...]:
+    raw = resources.files("ng12_common.reading").joinpath("data", "rewrites.yaml").read_text("utf-8")
+    rules = [_Rewrite.model_validate(x) for x in yaml.safe_load(raw)]
+    return tuple((re.compile(r.pattern), r.replace) for r in rules)
+
+
+def rewrite_shorthand(text: str) -> str:
+    """Record shorthand to words the lexicon knows ("lost 8 kg" -> "lost weight"); data/rewrites.yaml."""
+    for pattern, replacement in _rewrites():
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class PhraseReading(BaseModel):
+    """What one phrase says: the concepts it names, and its clauses that name none."""
+
+    matches: list[ConceptMatch] = Field(default_factory=list)
+    unmatched_clauses: list[str] = Field(default_factory=list)  # normalised text, stop words kept
+
+
 def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[ConceptMatch]:
-    """Concepts named in one free-text phrase, with modifiers, qualifiers and negation."""
+    """Concepts named in one free-text phrase, with modifiers, qualifiers and ConText status."""
+    return read_phrase(phrase, lexicon).matches
+
+
+def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
+    """Concepts named in one phrase (tiers 1 and 2: the guideline's words exactly or by stems,
+    curated lay terms), and the clauses that named none (candidates for the semantic tier)."""
     idx = _index(lexicon)
-    text = normalise_phrase(phrase, keep_stop_words=True)
-    hits: list[tuple[int, int, str, str]] = []
+    rules = default_rules()
+    text = rewrite_shorthand(normalise_phrase(phrase, keep_stop_words=True))
+    hits: list[tuple[int, int, str, str, MatchTier]] = []
     for m in idx.finditer(text):
-        concept, kind = idx.lookup(m.group(0))
-        hits.append((m.start(), m.end(), concept, kind))
+        concept, kind, tier = idx.lookup(m.group(0))
+        hits.append((m.start(), m.end(), concept, kind, tier))
+    for start, end, concept, kind in idx.lemma_hits(text, [(a, b) for a, b, *_ in hits]):
+        hits.append((start, end, concept, kind, "lemma"))
+    hits.sort()
+    segs = _segments(text, [(a, b) for a, b, *_ in hits])
     if not hits:
-        return []
-    segs = _segments(text, [(a, b) for a, b, _c, _k in hits])
+        return PhraseReading(unmatched_clauses=[text[a:b].strip() for a, b in segs if text[a:b].strip()])
 
     def seg_of(pos: int) -> int:
         return next((i for i, (a, b) in enumerate(segs) if a <= pos < b), len(segs) - 1)
 
-    seg_has = {seg_of(a) for a, _b, _c, _k in hits}
+    seg_has = {seg_of(a) for a, *_ in hits}
     out: dict[str, ConceptMatch] = {}
-    for start, end, concept, kind in hits:
+    for start, end, concept, kind, tier in hits:
         si = seg_of(start)
         s0, s1 = segs[si]
         before, after = text[s0:start], text[end:s1]
         # Cues in the segment (including the matched words: "visible haematuria", "recurrent
         # pneumonia"), but not inside other concepts' words. "Explained" only by what follows.
-        others = [(a, b) for a, b, _c, _k in hits if s0 <= a < s1 and (a, b) != (start, end)]
+        others = [(a, b) for a, b, *_ in hits if s0 <= a < s1 and (a, b) != (start, end)]
         own = text[s0:s1]
         for a, b in others:
             own = own.replace(text[a:b], " _ ")
@@ -301,7 +410,7 @@ def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[Concept
             mods |= _modifiers(tail)
             for k, v in _qualifiers(tail).items():
                 quals.setdefault(k, v)
-        negated = bool(_NEG_BEFORE.search(before)) or bool(_NEG_AFTER.search(after))
+        context = rules.status(before, after)
         value = None
         if kind == "test":
             num = _NUMBER.search(after)
@@ -310,7 +419,9 @@ def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[Concept
             concept=concept,
             kind=kind,
             matched_text=text[start:end],
-            negated=negated,
+            tier=tier,
+            context=context,
+            negated=context == "negated",
             modifiers=sorted(mods),
             qualifiers=quals,
             value=value,
@@ -318,12 +429,15 @@ def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[Concept
         prev = out.get(concept)
         if prev is None:
             out[concept] = cm
-        else:  # same concept twice: merge what the phrase says about it
+        else:  # same concept twice: merge what the phrase says about it (present wins)
             prev.modifiers = sorted(set(prev.modifiers) | set(cm.modifiers))
             prev.qualifiers = {**cm.qualifiers, **prev.qualifiers}
-            prev.negated = prev.negated and cm.negated
+            if prev.context is not None and cm.context is None:
+                prev.context, prev.tier, prev.matched_text = None, cm.tier, cm.matched_text
+            prev.negated = prev.context == "negated"
             prev.value = prev.value if prev.value is not None else cm.value
-    return list(out.values())
+    unmatched = [text[a:b].strip() for i, (a, b) in enumerate(segs) if i not in seg_has and text[a:b].strip()]
+    return PhraseReading(matches=list(out.values()), unmatched_clauses=unmatched)
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,6 +483,8 @@ def _add(facts: PatientFacts, m: ConceptMatch, text: str) -> None:
     kind = m.kind
     if m.negated:
         facts.negated.add(m.concept)
+        return
+    if m.context is not None:  # someone else's, resolved, or conditional advice: not a finding
         return
     if kind == "history":
         facts.history.add(m.concept)

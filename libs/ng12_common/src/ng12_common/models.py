@@ -21,9 +21,14 @@ ActionOrNone = Literal[
     "primary_care_test",
     "other",
     "no_criteria_met",
+    "incomplete",
     "not_assessed",
 ]
-Grounding = Literal["sufficient", "weak", "none", "out_of_scope", "smalltalk", "meta", "emergency"]
+#: "contradicted": the question rests on something NG12 does not say (a claimed threshold, age or
+#: interval); the answer says so and quotes what NG12 does say, with citations (docs/chat.md).
+Grounding = Literal[
+    "sufficient", "weak", "none", "contradicted", "out_of_scope", "smalltalk", "meta", "emergency"
+]
 SearchModeName = Literal["assessment", "chat"]
 
 
@@ -86,6 +91,14 @@ class PatientRecord(StrictModel):
     test_results: dict[str, Any] = Field(default_factory=dict)
 
 
+class AssessRecord(PatientRecord):
+    """What POST /assess accepts: a record, or the stored-patient shape GET /patients/{id} returns
+    (its `patient_id` and `name` are accepted and ignored by the engine)."""
+
+    patient_id: str | None = Field(default=None, max_length=64, description="Ignored by the engine.")
+    name: str | None = Field(default=None, max_length=200, description="Ignored by the engine.")
+
+
 class Patient(PatientRecord):
     """A patient in the patient store (data/patients.json)."""
 
@@ -104,6 +117,50 @@ class MatchedRecommendation(BaseModel):
     provisional: list[str] = Field(default_factory=list)  # judgement calls the match relies on
 
 
+RecordField = Literal["symptoms", "exam_findings", "history", "test_results"]
+FindingStatus = Literal[
+    "finding",  # a current finding of this patient, used by the criteria
+    "history",  # a history item the criteria use (asbestos exposure, ...)
+    "test",  # a test result typed in the line (see test_interpretations)
+    "absent",  # negated: "no cough", "denies haemoptysis"
+    "family",  # someone else's: "mum had breast cancer"
+    "resolved",  # was present, has gone: "cough resolved last year"
+    "hypothetical",  # conditional advice: "return if haemoptysis"
+    "not_ng12",  # a finding NG12 does not use: "sore throat"
+    "context",  # names nothing clinical: "twice this week"
+    "history_not_used",  # background the lexicon does not know
+    "unread",  # a clinical clause that was not understood: the assessment is not complete
+]
+
+
+class FindingRead(BaseModel):
+    """How one clause of the record was read: the concept, the tier that decided, the evidence."""
+
+    field: RecordField
+    entry: str  # the entry as typed
+    clause: str  # the clause of it that this is about
+    concept: str | None = None
+    label: str | None = None
+    tier: Literal["exact", "lemma", "curated", "semantic"] | None = None
+    evidence: str = ""  # the words that matched (or the rule, for a test)
+    score: float | None = None  # similarity, for the semantic tier
+    status: FindingStatus
+
+
+class TestInterpretation(BaseModel):
+    """A test result as read: the value used, the rule and its source, and what it established."""
+
+    key: str
+    value: Any = None
+    analyte: str
+    value_used: float | None = None
+    unit: str = ""
+    rule: str  # "118 g/L < 120 g/L (women) -> low haemoglobin"
+    finding: str | None = None  # the NG12 finding it establishes
+    decides: list[str] = Field(default_factory=list)  # matched recommendations that rely on it
+    source: str = ""
+
+
 class NearMiss(BaseModel):
     recommendation_id: str
     missing: list[str]
@@ -120,13 +177,14 @@ class UnusedTestResult(BaseModel):
 class ReviewItem(BaseModel):
     """Something a clinician should check: a judgement call, or an LLM claim the engine did not make."""
 
-    kind: Literal["provisional_judgement", "llm_unsupported_claim"]
+    kind: Literal["provisional_judgement", "llm_unsupported_claim", "unread_finding", "semantic_match"]
     recommendation_id: str | None = None
     detail: str
 
 
 class Assessment(BaseModel):
     top_action: ActionOrNone = "not_assessed"
+    complete: bool = True  # False when a finding or test result in the record was not understood
     risk_level: str = "not_assessed"
     cancer_types: list[str] = Field(default_factory=list)
     recommended_action: str = ""
@@ -135,14 +193,16 @@ class Assessment(BaseModel):
     near_misses: list[NearMiss] = Field(default_factory=list)
     safety_netting: list[str] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
-    unrecognised: list[str] = Field(default_factory=list)
+    unrecognised: list[str] = Field(default_factory=list)  # the unread findings, as typed
+    findings: list[FindingRead] = Field(default_factory=list)  # how every clause was read
+    test_interpretations: list[TestInterpretation] = Field(default_factory=list)
     unused_test_results: list[UnusedTestResult] = Field(default_factory=list)
     needs_review: list[ReviewItem] = Field(default_factory=list)
     engine: str = "retrieval-only"  # "rules" or "rules+llm"
 
 
 class AssessmentResponse(BaseModel):
-    patient: Patient | PatientRecord
+    patient: Patient | AssessRecord | PatientRecord
     assessment: Assessment
     citations: list[Citation]
     guideline: GuidelineRef

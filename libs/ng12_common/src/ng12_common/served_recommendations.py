@@ -96,6 +96,7 @@ def lexicon_entry(term: Any) -> LexiconEntry:
             "kind": term.kind if term.kind in LEXICON_KINDS else "other",
             "label": term.label or term.concept.replace("_", " "),
             "synonyms": list(term.synonyms),
+            "terms": list(getattr(term, "terms", [])),
         }
     )
 

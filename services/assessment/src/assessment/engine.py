@@ -1,12 +1,16 @@
 """The deterministic NG12 criteria engine: a patient record in, the recommendations it meets out.
 
-1. The record's free text (symptoms, exam findings, history, test results) becomes
-   `PatientFacts` through the lexicon served by retrieval (`ng12_common.lexicon_match`).
+1. The record's free text (symptoms, exam findings, history, test results) is read clause by
+   clause (`ng12_common.reading`: tiers 1-2, ConText, test results, explanations; tier 3 is run
+   by the graph before the engine) into `PatientFacts`.
 2. Every site-specific recommendation (1.1-1.13) whose criteria are curated or derived is
    evaluated with `ng12_common.criteria.evaluate_all`; stale criteria are never evaluated.
 3. The met ones, most urgent first, become `matched_recommendations` with their verbatim text;
    the closest unmet ones sharing a concept with the patient become `near_misses`; when nothing
    is met the verbatim 1.15 safety-netting recommendations are quoted.
+4. Safety: when a finding was not understood the assessment is not `complete`; with nothing met
+   the top action is then `incomplete`, never `no_criteria_met`, and the headline names the
+   unread findings.
 
 No randomness and no I/O: the same record and knowledge give the same outcome, in the same order.
 """
@@ -27,12 +31,21 @@ from ng12_common.criteria import (
     evaluate_all,
 )
 from ng12_common.criteria_index import patient_concepts
-from ng12_common.lexicon_match import facts_and_unmatched, facts_from_record
-from ng12_common.models import MatchedRecommendation, NearMiss, PatientRecord, ReviewItem, UnusedTestResult
+from ng12_common.models import (
+    FindingRead,
+    MatchedRecommendation,
+    NearMiss,
+    PatientRecord,
+    ReviewItem,
+    TestInterpretation,
+    UnusedTestResult,
+)
+from ng12_common.reading.record import RecordReading, finish, read_record
 from ng12_common.served_recommendations import ServedRecommendation, rec_sort_key
 
 MAX_NEAR_MISSES = 5
 NO_CRITERIA_MET = "no_criteria_met"
+INCOMPLETE = "incomplete"
 _SEX_MISSING = re.compile(r"^sex (female|male) \(patient is")
 
 
@@ -54,42 +67,71 @@ class EngineOutcome:
     needs_review: list[ReviewItem]
     assumptions: list[str] = field(default_factory=lambda: list(ASSUMPTIONS))
     unmet_ids: frozenset[str] = frozenset()
+    complete: bool = True
+    findings: list[FindingRead] = field(default_factory=list)
+    test_interpretations: list[TestInterpretation] = field(default_factory=list)
 
     @property
     def matched_ids(self) -> list[str]:
         return [m.recommendation_id for m in self.matched]
 
 
-def _classify_tests(record: PatientRecord, knowledge: GuidelineKnowledge) -> list[UnusedTestResult]:
-    """Which test results the criteria cannot use, each with the reason (deterministic order)."""
+def _tests(
+    reading: RecordReading, knowledge: GuidelineKnowledge, matched: list[MatchedRecommendation]
+) -> tuple[list[TestInterpretation], list[UnusedTestResult]]:
+    """Each result as read (with the matched recommendations that rely on it), and the unused ones."""
     used_concepts = knowledge.all_criteria_concepts()
+    shown: list[TestInterpretation] = []
     unused: list[UnusedTestResult] = []
-    for key in sorted(record.test_results):
-        value = record.test_results[key]
-        facts, _ = facts_from_record({"test_results": {key: value}}, knowledge.lexicon)
-        produced = patient_concepts(facts) | facts.negated
-        if not produced:
+    for lab in reading.labs:
+        concept = lab.finding or lab.test
+        decides = [
+            m.recommendation_id
+            for m in matched
+            if concept and concept in knowledge.index.concepts_by_rec.get(m.recommendation_id, frozenset())
+        ]
+        label = knowledge.labels.get(lab.finding, lab.finding.replace("_", " ")) if lab.finding else None
+        shown.append(
+            TestInterpretation(
+                key=lab.key,
+                value=lab.value,
+                analyte=lab.analyte,
+                value_used=lab.value_used,
+                unit=lab.unit,
+                rule=lab.rule,
+                finding=label,
+                decides=decides,
+                source=lab.source,
+            )
+        )
+        if lab.kind == "not_ng12":
             unused.append(
                 UnusedTestResult(
-                    key=key,
-                    value=value,
-                    reason="not recognised: no NG12 test or finding in the lexicon matches this key or value",
+                    key=lab.key, value=lab.value, reason="read; NG12 uses no result of this test"
                 )
             )
-        elif not produced & used_concepts:
-            names = ", ".join(sorted(knowledge.labels.get(c, c) for c in produced))
+        elif lab.earlier:
+            unused.append(
+                UnusedTestResult(key=lab.key, value=lab.value, reason=f"an earlier result: {lab.rule}")
+            )
+        elif concept is None:
+            unused.append(UnusedTestResult(key=lab.key, value=lab.value, reason=lab.rule))
+        elif concept not in used_concepts:
             unused.append(
                 UnusedTestResult(
-                    key=key,
-                    value=value,
-                    reason=(
-                        f"recognised as {names}, but no NG12 criterion uses this result as given: NG12 "
-                        "states no numeric threshold for it (record the finding as the laboratory reports "
-                        "it, for example 'thrombocytosis' or 'low haemoglobin', in exam_findings)"
-                    ),
+                    key=lab.key, value=lab.value, reason=f"{lab.rule}; no NG12 criterion uses it"
                 )
             )
-    return unused
+    for text in reading.unread_tests:
+        key, _, value = text.partition(": ")
+        unused.append(
+            UnusedTestResult(
+                key=key,
+                value=value,
+                reason="not understood: no known test or NG12 finding matches this name or value",
+            )
+        )
+    return shown, unused
 
 
 def _matched(rec: ServedRecommendation, result: EvalResult) -> MatchedRecommendation:
@@ -122,15 +164,29 @@ def _near_misses(
     ]
 
 
-def _recommended_action(top: list[ServedRecommendation]) -> str:
+def _unread_note(unread: list[str]) -> str:
+    names = "; ".join(f"'{u}'" for u in unread)
+    return (
+        f"Incomplete: these findings were not understood and were NOT checked against NG12: {names}. "
+        "Review them (or re-enter them in other words) before relying on this assessment."
+    )
+
+
+def _recommended_action(top: list[ServedRecommendation], unread: list[str]) -> str:
     if not top:
+        if unread:
+            return (
+                _unread_note(unread)
+                + " The findings that were understood did not match an NG12 recommendation on their own."
+            )
         return (
             "No NG12 referral or investigation criterion is met by the recorded findings. "
             "Follow the NG12 safety-netting recommendations (1.15) quoted below."
         )
     words = ACTION_WORDS.get(top[0].action, top[0].action)
     quoted = " ".join(f'NG12 {r.id} (page {r.page}): "{r.text}"' for r in top)
-    return f"{words[0].upper()}{words[1:]}. {quoted}"
+    headline = f"{words[0].upper()}{words[1:]}. {quoted}"
+    return f"{headline} {_unread_note(unread)}" if unread else headline
 
 
 def relevant_criteria(knowledge: GuidelineKnowledge, facts: PatientFacts) -> dict[str, Criterion]:
@@ -140,26 +196,56 @@ def relevant_criteria(knowledge: GuidelineKnowledge, facts: PatientFacts) -> dic
     return knowledge.index.relevant(patient_concepts(facts))
 
 
-def assess(record: PatientRecord, knowledge: GuidelineKnowledge, prefilter: bool = True) -> EngineOutcome:
-    """Evaluate every usable NG12 criteria tree for this patient."""
-    facts, unrecognised, _ = facts_and_unmatched(record, knowledge.lexicon)  # tests: _classify_tests
+def assess(
+    record: PatientRecord,
+    knowledge: GuidelineKnowledge,
+    prefilter: bool = True,
+    reading: RecordReading | None = None,
+) -> EngineOutcome:
+    """Evaluate every usable NG12 criteria tree for this patient. `reading` is the record as read
+    (with the semantic tier already applied by the graph); without it, tiers 1-2 only."""
+    reading = reading or read_record(record, knowledge.lexicon)
+    facts = finish(reading)
     criteria = relevant_criteria(knowledge, facts) if prefilter else knowledge.criteria_by_id
     context = EvalContext(criteria, knowledge.labels, describe_cache=knowledge.describe_cache)
     results = evaluate_all(facts, context)
     met = [knowledge.recommendations[rid] for rid, res in results.items() if res.met]
     met.sort(key=lambda r: (action_rank(r.action), r.sort_key))
     matched = [_matched(r, results[r.id]) for r in met]
-    top_action = met[0].action if met else NO_CRITERIA_MET
+    unread = [f.clause if f.clause != f.entry else f.entry for f in reading.unread] + list(
+        reading.unread_tests
+    )
+    complete = not unread
+    top_action = met[0].action if met else (NO_CRITERIA_MET if complete else INCOMPLETE)
     top = [r for r in met if r.action == top_action]
     sites: list[str] = []
     for r in met:
         if r.cancer_site and r.cancer_site not in sites:
             sites.append(r.cancer_site)
     review = [
+        ReviewItem(
+            kind="unread_finding",
+            detail=f"not understood, not checked against NG12: '{u}'",
+        )
+        for u in unread
+    ]
+    review += [
+        ReviewItem(
+            kind="semantic_match",
+            detail=(
+                f"'{f.clause}' read as {f.label} by similarity (score {f.score}); confirm that this is what "
+                "the record means"
+            ),
+        )
+        for f in reading.findings
+        if f.tier == "semantic" and f.status == "finding"
+    ]
+    review += [
         ReviewItem(kind="provisional_judgement", recommendation_id=m.recommendation_id, detail=note)
         for m in matched
         for note in m.provisional
     ]
+    shown, unused = _tests(reading, knowledge, matched)
     return EngineOutcome(
         facts=facts,
         matched=matched,
@@ -168,12 +254,16 @@ def assess(record: PatientRecord, knowledge: GuidelineKnowledge, prefilter: bool
         top_action=top_action,
         risk_level=RISK_LEVELS[top_action],
         cancer_types=sites,
-        recommended_action=_recommended_action(top),
+        recommended_action=_recommended_action(top, unread),
         safety_netting=[] if met else knowledge.safety_netting,
-        unrecognised=unrecognised,
-        unused_test_results=_classify_tests(record, knowledge),
+        unrecognised=unread,
+        unused_test_results=unused,
         needs_review=review,
+        assumptions=[*ASSUMPTIONS, *reading.explanations],
         unmet_ids=frozenset(knowledge.criteria_by_id) - {r.id for r in met},
+        complete=complete,
+        findings=reading.findings,
+        test_interpretations=shown,
     )
 
 

@@ -1,7 +1,7 @@
 """The assessment workflow as a LangGraph StateGraph.
 
-    fetch_patient -> retrieve_guidelines -> assess_risk -> END
-          \\________________\\__________-> handle_error -> END   (on error)
+    fetch_patient -> retrieve_guidelines -> read_patient -> assess_risk -> END
+          \\________________\\________________\\__________-> handle_error -> END   (on error)
 
 - fetch_patient: the record in the body, or the patient store (through Gemini's
   `get_patient_data` tool call when an LLM is configured; a direct lookup otherwise or when that
@@ -9,13 +9,17 @@
 - retrieve_guidelines: retrieval Search in assessment mode (conditions + findings, patient profile)
   for supporting passages, and the guideline knowledge (criteria, lexicon) of the index version
   that answered, cached per version.
+- read_patient: the record read clause by clause (ng12_common.reading: tiers 1-2, ConText, test
+  results); tier 3 (semantic similarity) through retrieval's Embed RPC.
 - assess_risk: the deterministic engine decides; an LLM, when configured, only writes `reasoning`.
 - handle_error: every failure becomes a typed error (404, 503), never an unhandled 500.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -40,6 +44,7 @@ from ng12_common.models import (
     PatientRecord,
     ReviewItem,
 )
+from ng12_common.reading.record import RecordReading, apply_semantic, read_record
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 from ng12_common.served_recommendations import ServedRecommendation
 from ng12_common.workflow import routed
@@ -60,6 +65,7 @@ class AssessmentState(TypedDict, total=False):
     citations: list[Citation]
     guideline: GuidelineRef
     knowledge: GuidelineKnowledge
+    reading: RecordReading
     assessment: Assessment
     error: Exception | None
 
@@ -95,120 +101,154 @@ def _unavailable(exc: Exception) -> AssessmentUnavailable:
     return AssessmentUnavailable("guideline_knowledge_unavailable", KNOWLEDGE_NEEDED + str(exc))
 
 
-def build_graph(
-    store: PatientStore,
-    retrieval: RetrievalClient,
-    knowledge: KnowledgeCache,
-    llm: GeminiSteps | None = None,
-) -> CompiledStateGraph[Any, Any, Any, Any]:
-    async def fetch_patient(state: AssessmentState) -> dict[str, Any]:
-        record = state.get("record")
-        if record is not None:
-            return {"patient": record}
-        patient_id = state.get("patient_id") or ""
-        lookup_id = patient_id
-        if llm is not None:
-            try:
-                asked = await llm.fetch_patient_id(patient_id)
-                if asked != patient_id:
-                    raise LlmFailed(f"the tool call asked for {asked!r}, not {patient_id!r}")
-                lookup_id = asked
-                log.info("patient_fetched_by_tool", patient_id=patient_id)
-                LLM_CALLS.labels(step="patient_tool", outcome="used").inc()
-            except LlmFailed as exc:
-                log.warning("patient_tool_fallback", error=str(exc))
-                LLM_CALLS.labels(step="patient_tool", outcome="error").inc()
-        patient = store.get(lookup_id)
-        if patient is None:
-            return {"error": PatientNotFound(patient_id)}
-        return {"patient": patient}
+@dataclass(frozen=True)
+class AssessmentDeps:
+    """What the nodes need, passed explicitly (no closures)."""
 
-    async def retrieve_guidelines(state: AssessmentState) -> dict[str, Any]:
-        patient = state["patient"]
-        query = symptom_query(patient)
-        try:
-            if query:
-                found = await retrieval.search(
-                    query, top_k=SEARCH_TOP_K, mode="assessment", patient=search_profile(patient)
-                )
-                citations = hits_to_citations(found.hits)
-                version, guideline = found.index_version, guideline_ref(found.guideline, found.index_version)
-            else:  # nothing to search for; the engine still needs the knowledge of the active index
-                active = await retrieval.active_index()
-                citations, version = [], active.version
-                guideline = guideline_ref(active.guideline, active.version)
-            known = await knowledge.get(version)
-        except (RetrievalError, KnowledgeUnavailable) as exc:
-            return {"error": _unavailable(exc)}
-        return {"citations": citations, "guideline": guideline, "knowledge": known}
+    store: PatientStore
+    retrieval: RetrievalClient
+    knowledge: KnowledgeCache
+    llm: GeminiSteps | None = None
 
-    async def assess_risk(state: AssessmentState) -> dict[str, Any]:
-        record = state["patient"]
-        known = state["knowledge"]
+
+async def fetch_patient(state: AssessmentState, deps: AssessmentDeps) -> dict[str, Any]:
+    """The record in the body, or the stored patient (through the LLM's tool call when configured)."""
+    record = state.get("record")
+    if record is not None:  # a stored patient's id and name, if sent back, are not the engine's
+        return {"patient": PatientRecord.model_validate(record.model_dump(exclude={"patient_id", "name"}))}
+    patient_id = state.get("patient_id") or ""
+    lookup_id = patient_id
+    if deps.llm is not None:
         try:
-            outcome = assess(record, known)
-        except Exception as exc:  # a defect must still answer with a typed error
-            log.exception("engine_failed", error=repr(exc))
-            return {
-                "error": AssessmentUnavailable(
-                    "assessment_engine_error", f"The criteria engine failed on this record: {exc}"
-                )
-            }
-        reasoning = rules_reasoning(outcome, known.index_version)
-        engine = "rules"
-        review = list(outcome.needs_review)
-        if llm is not None:
-            try:
-                narrative = await llm.narrate(llm_payload(record, outcome))
-                unsupported = sorted(set(narrative.cited_recommendation_ids) - set(outcome.matched_ids))
-                if unsupported:  # grounded or silent: the rules-only reasoning is published instead
-                    LLM_CALLS.labels(step="narrative", outcome="invalid").inc()
-                    log.warning("narrative_unsupported_claim", recommendation_ids=unsupported)
-                for rid in unsupported:
-                    review.append(
-                        ReviewItem(
-                            kind="llm_unsupported_claim",
-                            recommendation_id=rid,
-                            detail=f"the model's narrative cited {rid}, which the criteria engine did not "
-                            "match; the narrative was not used (the reasoning shown is the rules-only one)",
-                        )
+            asked = await deps.llm.fetch_patient_id(patient_id)
+            if asked != patient_id:
+                raise LlmFailed(f"the tool call asked for {asked!r}, not {patient_id!r}")
+            lookup_id = asked
+            log.info("patient_fetched_by_tool", patient_id=patient_id)
+            LLM_CALLS.labels(step="patient_tool", outcome="used").inc()
+        except LlmFailed as exc:
+            log.warning("patient_tool_fallback", error=str(exc))
+            LLM_CALLS.labels(step="patient_tool", outcome="error").inc()
+    patient = deps.store.get(lookup_id)
+    if patient is None:
+        return {"error": PatientNotFound(patient_id)}
+    return {"patient": patient}
+
+
+async def retrieve_guidelines(state: AssessmentState, deps: AssessmentDeps) -> dict[str, Any]:
+    """Supporting passages (assessment-mode Search) and the knowledge of the version that answered."""
+    patient = state["patient"]
+    query = symptom_query(patient)
+    try:
+        if query:
+            found = await deps.retrieval.search(
+                query, top_k=SEARCH_TOP_K, mode="assessment", patient=search_profile(patient)
+            )
+            citations = hits_to_citations(found.hits)
+            version, guideline = found.index_version, guideline_ref(found.guideline, found.index_version)
+        else:  # nothing to search for; the engine still needs the knowledge of the active index
+            active = await deps.retrieval.active_index()
+            citations, version = [], active.version
+            guideline = guideline_ref(active.guideline, active.version)
+        known = await deps.knowledge.get(version)
+    except (RetrievalError, KnowledgeUnavailable) as exc:
+        return {"error": _unavailable(exc)}
+    return {"citations": citations, "guideline": guideline, "knowledge": known}
+
+
+async def read_patient(state: AssessmentState, deps: AssessmentDeps) -> dict[str, Any]:
+    """The record read clause by clause: tiers 1-2 locally, tier 3 through retrieval's Embed."""
+    known = state["knowledge"]
+    reading = read_record(state["patient"], known.lexicon)
+    if reading.pending and known.semantic is not None:
+        try:
+            decisions = await known.semantic.decide([p.clause for p in reading.pending])
+        except RetrievalError as exc:  # the clauses stay unread: the assessment says it is incomplete
+            log.warning("semantic_tier_failed", error=exc.message)
+        else:
+            apply_semantic(reading, decisions, known.lexicon)
+    return {"reading": reading}
+
+
+async def assess_risk(state: AssessmentState, deps: AssessmentDeps) -> dict[str, Any]:
+    """The deterministic engine decides; an LLM, when configured, only writes `reasoning`."""
+    record = state["patient"]
+    known = state["knowledge"]
+    try:
+        outcome = assess(record, known, reading=state.get("reading"))
+    except Exception as exc:  # a defect must still answer with a typed error
+        log.exception("engine_failed", error=repr(exc))
+        return {
+            "error": AssessmentUnavailable(
+                "assessment_engine_error", f"The criteria engine failed on this record: {exc}"
+            )
+        }
+    reasoning = rules_reasoning(outcome, known.index_version)
+    engine = "rules"
+    review = list(outcome.needs_review)
+    if deps.llm is not None:
+        try:
+            narrative = await deps.llm.narrate(llm_payload(record, outcome))
+            unsupported = sorted(set(narrative.cited_recommendation_ids) - set(outcome.matched_ids))
+            if unsupported:  # grounded or silent: the rules-only reasoning is published instead
+                LLM_CALLS.labels(step="narrative", outcome="invalid").inc()
+                log.warning("narrative_unsupported_claim", recommendation_ids=unsupported)
+            for rid in unsupported:
+                review.append(
+                    ReviewItem(
+                        kind="llm_unsupported_claim",
+                        recommendation_id=rid,
+                        detail=f"the model's narrative cited {rid}, which the criteria engine did not "
+                        "match; the narrative was not used (the reasoning shown is the rules-only one)",
                     )
-                if not unsupported:
-                    reasoning, engine = narrative.reasoning, "rules+llm"
-                    LLM_CALLS.labels(step="narrative", outcome="used").inc()
-            except LlmFailed as exc:
-                log.warning("narrative_fallback", error=str(exc))
-                LLM_CALLS.labels(step="narrative", outcome="error").inc()
-        assessment = Assessment(
-            top_action=outcome.top_action,  # type: ignore[arg-type]
-            risk_level=outcome.risk_level,
-            cancer_types=outcome.cancer_types,
-            recommended_action=outcome.recommended_action,
-            reasoning=reasoning,
-            matched_recommendations=outcome.matched,
-            near_misses=outcome.near_misses,
-            safety_netting=[r.text for r in outcome.safety_netting],
-            assumptions=outcome.assumptions,
-            unrecognised=outcome.unrecognised,
-            unused_test_results=outcome.unused_test_results,
-            needs_review=review,
-            engine=engine,
-        )
-        return {"assessment": assessment, "citations": build_citations(outcome, state.get("citations", []))}
-
-    async def handle_error(state: AssessmentState) -> dict[str, Any]:
-        error = state.get("error")
-        log.warning("assessment_failed", error_type=type(error).__name__, error=str(error))
-        return {}
-
-    graph = StateGraph(AssessmentState)
-    steps = (
-        ("fetch_patient", fetch_patient, "retrieve_guidelines"),
-        ("retrieve_guidelines", retrieve_guidelines, "assess_risk"),
-        ("assess_risk", assess_risk, END),
+                )
+            if not unsupported:
+                reasoning, engine = narrative.reasoning, "rules+llm"
+                LLM_CALLS.labels(step="narrative", outcome="used").inc()
+        except LlmFailed as exc:
+            log.warning("narrative_fallback", error=str(exc))
+            LLM_CALLS.labels(step="narrative", outcome="error").inc()
+    assessment = Assessment(
+        top_action=outcome.top_action,  # type: ignore[arg-type]
+        complete=outcome.complete,
+        risk_level=outcome.risk_level,
+        cancer_types=outcome.cancer_types,
+        recommended_action=outcome.recommended_action,
+        reasoning=reasoning,
+        matched_recommendations=outcome.matched,
+        near_misses=outcome.near_misses,
+        safety_netting=[r.text for r in outcome.safety_netting],
+        assumptions=outcome.assumptions,
+        unrecognised=outcome.unrecognised,
+        findings=outcome.findings,
+        test_interpretations=outcome.test_interpretations,
+        unused_test_results=outcome.unused_test_results,
+        needs_review=review,
+        engine=engine,
     )
-    for name, node, next_node in steps:
-        graph.add_node(name, routed(node, _route(next_node)), destinations=(next_node, "handle_error"))
+    return {"assessment": assessment, "citations": build_citations(outcome, state.get("citations", []))}
+
+
+async def handle_error(state: AssessmentState) -> dict[str, Any]:
+    error = state.get("error")
+    log.warning("assessment_failed", error_type=type(error).__name__, error=str(error))
+    return {}
+
+
+Node = Callable[[AssessmentState, AssessmentDeps], Awaitable[dict[str, Any]]]
+STEPS: tuple[tuple[str, Node, str], ...] = (
+    ("fetch_patient", fetch_patient, "retrieve_guidelines"),
+    ("retrieve_guidelines", retrieve_guidelines, "read_patient"),
+    ("read_patient", read_patient, "assess_risk"),
+    ("assess_risk", assess_risk, END),
+)
+
+
+def build_graph(deps: AssessmentDeps) -> CompiledStateGraph[Any, Any, Any, Any]:
+    graph = StateGraph(AssessmentState)
+    for name, node, next_node in STEPS:
+        bound = partial(node, deps=deps)
+        graph.add_node(name, routed(bound, _route(next_node)), destinations=(next_node, "handle_error"))
     graph.add_node("handle_error", handle_error)
     graph.add_edge(START, "fetch_patient")
     graph.add_edge("handle_error", END)
@@ -226,7 +266,7 @@ class AssessmentRunner:
         knowledge: KnowledgeCache | None = None,
     ) -> None:
         self.knowledge = knowledge or KnowledgeCache(retrieval)
-        self._graph = build_graph(store, retrieval, self.knowledge, llm)
+        self._graph = build_graph(AssessmentDeps(store, retrieval, self.knowledge, llm))
 
     async def run(
         self, patient_id: str | None = None, record: PatientRecord | None = None

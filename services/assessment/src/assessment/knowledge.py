@@ -10,21 +10,29 @@ criteria and their status) and for the lexicon (`GetLexicon`), and builds one im
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from assessment.semantic import ConceptSpace, SemanticMatcher
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.citations import guideline_ref
 from ng12_common.criteria import Criterion
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
+from ng12_common.logs import get_logger
 from ng12_common.models import GuidelineRef
-from ng12_common.retrieval_client import RetrievalClient
+from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 from ng12_common.served_recommendations import (
     ServedRecommendation,
     lexicon_entry,
     served_recommendation,
 )
+
+log = get_logger("assessment.knowledge")
 
 #: Section of the safety-netting recommendations quoted when nothing is met.
 SAFETY_NETTING_SECTION = "1.15"
@@ -51,6 +59,8 @@ class GuidelineKnowledge:
     skipped: dict[str, str] = field(default_factory=dict)  # rec id -> why its criteria are not used
     # criteria.describe memo shared by every evaluation on this knowledge (words depend only on it)
     describe_cache: dict[int, tuple[Any, str]] = field(default_factory=dict, compare=False, repr=False)
+    # tier 3 of reading a record (None when retrieval cannot embed: clauses then stay unread)
+    semantic: SemanticMatcher | None = field(default=None, compare=False, repr=False)
     # what each criteria tree needs (the evaluation prefilter); derived from criteria_by_id
     index: CriteriaIndex = field(init=False, compare=False, repr=False)
 
@@ -130,5 +140,19 @@ class KnowledgeCache:
                 fresh = await fetch_knowledge(self._retrieval)
             except KnowledgeVersionChanged:  # an activation between the two calls: ask once more
                 fresh = await fetch_knowledge(self._retrieval)
+            fresh = replace(fresh, semantic=await self._semantic(fresh))
             self._current = fresh
             return fresh
+
+    async def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        reply = await self._retrieval.embed(texts, timeout=15.0)
+        return np.asarray([list(e.values) for e in reply.embeddings], dtype=np.float32)
+
+    async def _semantic(self, knowledge: GuidelineKnowledge) -> SemanticMatcher | None:
+        """The tier-3 matcher for this version; None (logged) when retrieval cannot embed."""
+        try:
+            space = await ConceptSpace.build(knowledge.lexicon, self._embed)
+        except RetrievalError as exc:
+            log.warning("semantic_tier_unavailable", error=exc.message)
+            return None
+        return SemanticMatcher(space, self._embed)

@@ -18,6 +18,7 @@ RISK_LEVELS: dict[str, str] = {
     "primary_care_test": "primary_care_test",
     "other": "other",
     "no_criteria_met": "no_criteria_met",
+    "incomplete": "incomplete",
 }
 
 ACTION_WORDS: dict[str, str] = {

@@ -11,7 +11,7 @@ from assessment.graph import AssessmentRunner
 from assessment.patients import PatientStore
 from ng12_common.api_params import PatientId
 from ng12_common.http_app import model_response
-from ng12_common.models import AssessmentResponse, ErrorResponse, Patient, PatientRecord
+from ng12_common.models import AssessmentResponse, AssessRecord, ErrorResponse, Patient
 
 router = APIRouter()
 _ERRORS: dict[int | str, dict[str, object]] = {
@@ -54,5 +54,5 @@ async def assess_patient(patient_id: PatientId, runner: Runner) -> Response:
 
 
 @router.post("/assess", response_model=AssessmentResponse, responses=_ERRORS)
-async def assess_record(record: PatientRecord, runner: Runner) -> Response:
+async def assess_record(record: AssessRecord, runner: Runner) -> Response:
     return model_response(await runner.run(record=record))

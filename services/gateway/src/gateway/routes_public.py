@@ -12,12 +12,12 @@ from gateway.deps import AssessmentService, ChatService
 from ng12_common.api_params import PatientId, SessionId
 from ng12_common.models import (
     AssessmentResponse,
+    AssessRecord,
     ChatHistory,
     ChatRequest,
     ChatResponse,
     ErrorResponse,
     Patient,
-    PatientRecord,
 )
 
 router = APIRouter()
@@ -46,7 +46,7 @@ async def assess_patient(patient_id: PatientId, assessment: AssessmentService) -
 
 
 @router.post("/assess", response_model=AssessmentResponse, responses=_ERRORS, tags=["assessment"])
-async def assess_record(record: PatientRecord, assessment: AssessmentService) -> Response:
+async def assess_record(record: AssessRecord, assessment: AssessmentService) -> Response:
     return await assessment.forward("POST", "/assess", json=record.model_dump(mode="json"))
 
 

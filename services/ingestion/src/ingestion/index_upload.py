@@ -76,7 +76,7 @@ def _messages(
         version=version,
         recommendations=[_canonical(r) for r in kb.recommendations],
         lexicon=[
-            pb.LexiconTerm(concept=e.concept, label=e.label, synonyms=e.synonyms, kind=e.kind)
+            pb.LexiconTerm(concept=e.concept, label=e.label, synonyms=e.synonyms, kind=e.kind, terms=e.terms)
             for e in kb.lexicon
         ],
     )

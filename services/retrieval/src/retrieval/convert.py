@@ -45,7 +45,13 @@ def canonical_from_dict(d: dict[str, Any]) -> pb.CanonicalRecommendation:
 
 
 def lexicon_to_dict(t: pb.LexiconTerm) -> dict[str, Any]:
-    return {"concept": t.concept, "label": t.label, "synonyms": list(t.synonyms), "kind": t.kind}
+    return {
+        "concept": t.concept,
+        "label": t.label,
+        "synonyms": list(t.synonyms),
+        "kind": t.kind,
+        "terms": list(t.terms),
+    }
 
 
 def guideline_to_pb(g: dict[str, Any]) -> pb.GuidelineInfo:

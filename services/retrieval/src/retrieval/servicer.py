@@ -190,6 +190,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
                     label=str(t.get("label", "")),
                     synonyms=[str(x) for x in t.get("synonyms", [])],
                     kind=str(t.get("kind", "")),
+                    terms=[str(x) for x in t.get("terms", [])],
                 )
                 for t in serving.lexicon
             ],

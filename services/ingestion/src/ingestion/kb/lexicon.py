@@ -25,6 +25,7 @@ from ng12_common.lexicon_match import match_concepts, normalise_phrase
 from ng12_common.served_recommendations import rec_sort_key
 
 LEXICON_FILE = "lexicon.yaml"
+LAY_TERMS_FILE = "lay_terms.yaml"
 
 
 class LexiconSource(BaseModel):
@@ -36,6 +37,22 @@ class LexiconSource(BaseModel):
     label: str
     terms: list[str] = Field(default_factory=list)  # other guideline wordings
     synonyms: list[str] = Field(default_factory=list)  # spellings, lay terms, abbreviations
+
+
+class LayTerms(BaseModel):
+    """One group of curated lay terms or abbreviations for a concept, with its source."""
+
+    model_config = ConfigDict(extra="forbid")
+    concept: str
+    source: str = Field(min_length=3)
+    terms: list[str]
+
+
+@lru_cache(maxsize=1)
+def load_lay_terms() -> tuple[LayTerms, ...]:
+    """The curated lay terms (validated: every group has a source and names a lexicon concept)."""
+    raw = yaml.safe_load(_data_text(LAY_TERMS_FILE)) or []
+    return tuple(LayTerms.model_validate(x) for x in raw)
 
 
 def _data_text(name: str) -> str:
@@ -52,7 +69,17 @@ def load_lexicon_sources() -> tuple[LexiconSource, ...]:
         if it.concept in seen:
             raise ValueError(f"lexicon: duplicate concept {it.concept!r}")
         seen.add(it.concept)
-    return items
+    lay: dict[str, list[str]] = {}
+    for group in load_lay_terms():
+        if group.concept not in seen:
+            raise ValueError(f"{LAY_TERMS_FILE}: unknown concept {group.concept!r} (source {group.source})")
+        lay.setdefault(group.concept, []).extend(group.terms)
+    return tuple(
+        it.model_copy(
+            update={"synonyms": [*it.synonyms, *[t for t in lay.get(it.concept, []) if t not in it.synonyms]]}
+        )
+        for it in items
+    )
 
 
 def known_concepts() -> dict[str, str]:
@@ -103,6 +130,7 @@ def build_lexicon(
                 kind=s.kind,
                 label=s.label,
                 synonyms=synonyms,
+                terms=[t for t in s.terms if t != s.label],
                 recommendation_ids=sorted(ids, key=rec_sort_key),
             )
         )

@@ -245,16 +245,18 @@ class BeginIndexRequest(_message.Message):
     def __init__(self, guideline: _Optional[_Union[GuidelineInfo, _Mapping]] = ..., expected_counts: _Optional[_Mapping[str, int]] = ..., description: _Optional[str] = ...) -> None: ...
 
 class LexiconTerm(_message.Message):
-    __slots__ = ("concept", "label", "synonyms", "kind")
+    __slots__ = ("concept", "label", "synonyms", "kind", "terms")
     CONCEPT_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SYNONYMS_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    TERMS_FIELD_NUMBER: _ClassVar[int]
     concept: str
     label: str
     synonyms: _containers.RepeatedScalarFieldContainer[str]
     kind: str
-    def __init__(self, concept: _Optional[str] = ..., label: _Optional[str] = ..., synonyms: _Optional[_Iterable[str]] = ..., kind: _Optional[str] = ...) -> None: ...
+    terms: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, concept: _Optional[str] = ..., label: _Optional[str] = ..., synonyms: _Optional[_Iterable[str]] = ..., kind: _Optional[str] = ..., terms: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class UploadChunksRequest(_message.Message):
     __slots__ = ("version", "chunks", "recommendations", "lexicon")

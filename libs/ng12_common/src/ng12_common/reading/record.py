@@ -1,0 +1,283 @@
+"""Read a patient record the way a GP writes it: clauses, ConText, three tiers, tests, explanations.
+
+``read_record(record, lexicon)`` turns each symptom, exam finding and history entry into clauses
+and reads each clause:
+
+1. tier 1 (the guideline's words, exactly or by word stems) and tier 2 (curated lay terms and
+   abbreviations) through the lexicon (``ng12_common.lexicon_match.read_phrase``), with ConText
+   (absent, someone else's, resolved, conditional advice);
+2. a test result typed in the line ("PSA 3.8", "temperature 38.5") through ``reading.labs``;
+3. a common finding NG12 does not use ("sore throat") is read and marked ``not_ng12``;
+4. a clause with no clinical word ("twice this week") is context, not a finding;
+5. what is left is pending for tier 3 (semantic similarity, through retrieval's Embed RPC; see
+   ``reading.semantic``). ``apply_semantic`` records those decisions, and what stays unmatched is
+   unread: the assessment is then not complete.
+
+``finish`` applies the explanation rules (``reading.explanations``) and returns the facts for the
+criteria evaluator. No I/O here: the semantic step is the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from ng12_common.criteria import PatientFacts, SymptomFact
+from ng12_common.knowledge import LexiconEntry
+from ng12_common.lexicon_match import (
+    ConceptMatch,
+    _add,
+    parse_sex,
+    parse_smoking,
+    read_phrase,
+)
+from ng12_common.models import FindingRead, RecordField
+from ng12_common.reading.clauses import is_clinical, other_finding, split_sentences
+from ng12_common.reading.context import default_rules
+from ng12_common.reading.explanations import apply_explanations
+from ng12_common.reading.labs import LabReading, new_onset_adjustments, read_inline, read_result
+
+_FIELDS: tuple[RecordField, ...] = ("symptoms", "exam_findings", "history")
+
+
+@dataclass
+class PendingClause:
+    """A clinical clause tiers 1-2 could not read: the semantic tier decides."""
+
+    field: RecordField
+    entry: str
+    clause: str
+    index: int  # position in RecordReading.findings of its placeholder
+
+
+@dataclass
+class RecordReading:
+    """Everything read from one record (mutable until `finish`)."""
+
+    facts: PatientFacts
+    findings: list[FindingRead] = field(default_factory=list)
+    labs: list[LabReading] = field(default_factory=list)
+    pending: list[PendingClause] = field(default_factory=list)
+    explanations: list[str] = field(default_factory=list)
+    unread_tests: list[str] = field(default_factory=list)
+
+    @property
+    def unread(self) -> list[FindingRead]:
+        """Findings not understood (symptoms, exam findings and test results; history is context)."""
+        return [f for f in self.findings if f.status == "unread"]
+
+    @property
+    def complete(self) -> bool:
+        return not self.unread and not self.unread_tests
+
+
+def _record_dict(record: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
+    return record.model_dump() if isinstance(record, BaseModel) else record
+
+
+def _match_read(
+    fld: RecordField, entry: str, clause: str, m: ConceptMatch, labels: Mapping[str, str]
+) -> FindingRead:
+    status = {"negated": "absent", None: "finding"}.get(m.context, m.context or "finding")
+    if status == "finding" and m.kind == "history":
+        status = "history"
+    return FindingRead(
+        field=fld,
+        entry=entry,
+        clause=clause,
+        concept=m.concept,
+        label=labels.get(m.concept, m.concept.replace("_", " ")),
+        tier=m.tier,
+        evidence=m.matched_text,
+        score=m.score,
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[LexiconEntry]) -> RecordReading:
+    """Tiers 1-2, test results, ConText and context clauses; tier 3 is left pending."""
+    r = _record_dict(record)
+    sex = parse_sex(r.get("gender") or r.get("sex"))
+    age = r.get("age")
+    facts = PatientFacts(
+        age=age,
+        sex=sex,  # type: ignore[arg-type]
+        smoking=parse_smoking(r.get("smoking_history") or r.get("smoking")),  # type: ignore[arg-type]
+        duration_days=r.get("symptom_duration_days"),
+    )
+    labels = {e.concept: e.label for e in lexicon}
+    reading = RecordReading(facts=facts)
+    rules = default_rules()
+    for fld in _FIELDS:
+        for entry in r.get(fld) or []:
+            for sentence in split_sentences(str(entry)):
+                inline = read_inline(sentence, sex, age)
+                if inline is not None:
+                    reading.labs.append(inline)
+                    reading.findings.append(
+                        FindingRead(
+                            field=fld, entry=entry, clause=sentence, status="test", evidence=inline.rule
+                        )
+                    )
+                    continue
+                phrase = read_phrase(sentence, lexicon)
+                for m in phrase.matches:
+                    _add(facts, m, str(entry))
+                    reading.findings.append(_match_read(fld, entry, sentence, m, labels))
+                for clause in phrase.unmatched_clauses:
+                    _read_leftover(
+                        reading, fld, str(entry), clause, rules, sex, age, lexicon_has=bool(phrase.matches)
+                    )
+    for key, value in (r.get("test_results") or {}).items():
+        _read_test(reading, str(key), value, sex, age, lexicon)
+    return reading
+
+
+def _read_leftover(
+    reading: RecordReading,
+    fld: RecordField,
+    entry: str,
+    clause: str,
+    rules: Any,
+    sex: str | None,
+    age: int | None,
+    lexicon_has: bool,
+) -> None:
+    """A clause that named no lexicon concept: a test, a non-NG12 finding, context, or pending."""
+    inline = read_inline(clause, sex, age)
+    if inline is not None:
+        reading.labs.append(inline)
+        reading.findings.append(
+            FindingRead(field=fld, entry=entry, clause=clause, status="test", evidence=inline.rule)
+        )
+        return
+    status = rules.status(clause, "")
+    if status is not None:  # "no pain passing urine", "mother had breast cancer"
+        shown = "absent" if status == "negated" else status
+        reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status=shown))
+        return
+    other = other_finding(clause)
+    if other is not None:
+        reading.findings.append(
+            FindingRead(
+                field=fld, entry=entry, clause=clause, status="not_ng12", evidence=other, tier="curated"
+            )
+        )
+        return
+    if not is_clinical(clause):
+        reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status="context"))
+        return
+    if fld == "history":  # background the lexicon does not know: listed, never a finding
+        reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status="history_not_used"))
+        return
+    reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status="unread"))
+    reading.pending.append(
+        PendingClause(field=fld, entry=entry, clause=clause, index=len(reading.findings) - 1)
+    )
+
+
+def _read_test(
+    reading: RecordReading,
+    key: str,
+    value: Any,
+    sex: str | None,
+    age: int | None,
+    lexicon: Sequence[LexiconEntry],
+) -> None:
+    lab = read_result(key, value, sex, age)
+    if lab is not None:
+        reading.labs.append(lab)
+        return
+    # Not a known analyte: the key and value may still name a finding ("dermoscopy": "suggests melanoma").
+    phrase = read_phrase(f"{key.replace('_', ' ')} {value}", lexicon)
+    found = [m for m in phrase.matches if m.kind != "test"]
+    if not found and isinstance(value, str):
+        found = [m for m in read_phrase(f"results {value}", lexicon).matches if m.kind != "test"]
+    if not found:
+        reading.unread_tests.append(f"{key}: {value}")
+    for m in found:
+        _add(reading.facts, m, f"{key}: {value}")
+        reading.findings.append(
+            FindingRead(
+                field="test_results",
+                entry=f"{key}: {value}",
+                clause=f"{key} {value}",
+                concept=m.concept,
+                label=m.concept.replace("_", " "),
+                tier=m.tier,
+                evidence=m.matched_text,
+                status="absent" if m.negated else "finding",
+            )
+        )
+
+
+def apply_semantic(
+    reading: RecordReading,
+    decisions: Sequence[tuple[str, str, float] | tuple[None, str, float] | None],
+    lexicon: Sequence[LexiconEntry],
+) -> None:
+    """Record tier 3's decision for each pending clause, in order: (concept, kind, score) when it
+    matched, (None, "not_ng12", score) when the nearest description is a finding NG12 does not
+    use, None when it abstained (the clause stays unread)."""
+    labels = {e.concept: e.label for e in lexicon}
+    for pending, decision in zip(reading.pending, decisions, strict=True):
+        if decision is None:
+            continue
+        concept, kind, score = decision
+        item = reading.findings[pending.index]
+        item.score = round(score, 3)
+        if concept is None:
+            item.status, item.tier = "not_ng12", "semantic"
+            continue
+        match = ConceptMatch(
+            concept=concept, kind=kind, matched_text=pending.clause, tier="semantic", score=score
+        )
+        mods_source = read_phrase(f"{labels.get(concept, concept)} {pending.clause}", lexicon).matches
+        for other in mods_source:
+            if other.concept == concept:
+                match.modifiers, match.qualifiers = other.modifiers, other.qualifiers
+        _add(reading.facts, match, pending.entry)
+        item.concept, item.label, item.tier, item.status = (
+            concept,
+            labels.get(concept, concept),
+            "semantic",
+            "finding",
+        )
+        item.evidence = pending.clause
+    reading.pending = []
+
+
+def _iron_deficiency(reading: RecordReading) -> None:
+    """Low haemoglobin with low ferritin is iron-deficiency anaemia (NICE CKS Anaemia - iron
+    deficiency: anaemia with serum ferritin below 30 micrograms/L)."""
+    facts = reading.facts
+    if {
+        "low_haemoglobin",
+        "low_ferritin",
+    } <= facts.findings and "iron_deficiency_anaemia" not in facts.symptoms:
+        facts.symptoms["iron_deficiency_anaemia"] = SymptomFact(text="low haemoglobin and low ferritin")
+        facts.findings.add("iron_deficiency_anaemia")
+        reading.explanations.append(
+            "Iron-deficiency anaemia read from the results: low haemoglobin with ferritin below 30 micrograms/L "
+            "(NICE CKS Anaemia - iron deficiency)."
+        )
+
+
+def finish(reading: RecordReading) -> PatientFacts:
+    """Apply the test readings and the explanation rules; the facts for the criteria evaluator."""
+    new_onset_adjustments(reading.labs, reading.facts.history)
+    for lab in reading.labs:
+        if lab.earlier:
+            continue
+        if lab.test is not None and lab.value_used is not None:
+            reading.facts.tests[lab.test] = lab.value_used
+        if lab.finding is not None:
+            reading.facts.findings.add(lab.finding)
+            if lab.finding not in reading.facts.symptoms:
+                reading.facts.symptoms[lab.finding] = SymptomFact(text=f"{lab.key}: {lab.value}")
+    _iron_deficiency(reading)
+    reading.explanations.extend(apply_explanations(reading))
+    return reading.facts

@@ -1,0 +1,127 @@
+"""Tier 3 of reading a record: semantic similarity between a clause and each concept's words.
+
+The embedding model is retrieval's (the `Embed` RPC), so it is loaded once, in retrieval. For each
+index version the descriptions of every symptom and finding concept (its guideline label and its
+curated terms) and the common findings NG12 does not use (``ng12_common.reading`` data) are
+embedded once; a clause is then one Embed call (all of a record's pending clauses in one batch).
+
+Decision (k-nearest description, with abstention): the best concept's similarity must reach the
+calibrated threshold AND lead the best *other* concept by the calibrated margin. When the nearest
+description is a non-NG12 finding that clears the threshold, the clause is read as "not an NG12
+finding". Otherwise the matcher abstains and the clause stays unread. The numbers come from
+`data/semantic_calibration.json`, written by `bench/calibrate_tier3.py` (see docs/assessment.md).
+A tier-3 match always goes to `needs_review` with its score.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+import numpy.typing as npt
+import yaml
+
+from ng12_common.knowledge import LexiconEntry
+
+Embed = Callable[[Sequence[str]], Awaitable[npt.NDArray[np.float32]]]
+NOT_NG12 = "__not_ng12__"
+MAX_TEXTS_PER_CONCEPT = 16
+_KINDS = ("symptom", "finding")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    threshold: float
+    margin: float
+    other_threshold: float
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    raw = resources.files("assessment").joinpath("data", "semantic_calibration.json").read_text("utf-8")
+    data = json.loads(raw)
+    return Calibration(float(data["threshold"]), float(data["margin"]), float(data["other_threshold"]))
+
+
+def _other_terms() -> list[str]:
+    raw = resources.files("ng12_common.reading").joinpath("data", "other_findings.yaml").read_text("utf-8")
+    return [str(t) for group in yaml.safe_load(raw) for t in group["terms"]]
+
+
+def description_texts(lexicon: Sequence[LexiconEntry]) -> tuple[list[str], list[str], list[str]]:
+    """(texts, their concept, their kind) for every symptom and finding concept, and non-NG12 findings."""
+    texts: list[str] = []
+    owners: list[str] = []
+    kinds: list[str] = []
+    for e in lexicon:
+        if e.kind not in _KINDS:
+            continue
+        words = list(dict.fromkeys([e.label, *e.synonyms]))[:MAX_TEXTS_PER_CONCEPT]
+        for w in words:
+            texts.append(w)
+            owners.append(e.concept)
+            kinds.append(e.kind)
+    for t in _other_terms():
+        texts.append(t)
+        owners.append(NOT_NG12)
+        kinds.append("other")
+    return texts, owners, kinds
+
+
+@dataclass(frozen=True)
+class ConceptSpace:
+    """Unit vectors of every description, with the concept each belongs to."""
+
+    matrix: npt.NDArray[np.float32]  # (n_texts, dim)
+    owners: tuple[str, ...]
+    kinds: dict[str, str]
+
+    @classmethod
+    async def build(cls, lexicon: Sequence[LexiconEntry], embed: Embed) -> ConceptSpace:
+        texts, owners, kinds = description_texts(lexicon)
+        parts = [await embed(texts[i : i + 256]) for i in range(0, len(texts), 256)]
+        matrix = np.concatenate(parts).astype(np.float32)
+        return cls(matrix=matrix, owners=tuple(owners), kinds=dict(zip(owners, kinds, strict=True)))
+
+    def scores(self, vector: npt.NDArray[np.float32]) -> dict[str, float]:
+        """Best similarity per concept (max over its descriptions)."""
+        sims = self.matrix @ vector
+        best: dict[str, float] = {}
+        for owner, sim in zip(self.owners, sims.tolist(), strict=True):
+            if sim > best.get(owner, -1.0):
+                best[owner] = sim
+        return best
+
+    def decide(
+        self, vector: npt.NDArray[np.float32], cal: Calibration | None = None
+    ) -> tuple[str | None, str, float] | None:
+        """(concept, kind, score), (None, "not_ng12", score), or None to abstain."""
+        cal = cal or calibration()
+        ranked = sorted(self.scores(vector).items(), key=lambda kv: -kv[1])
+        if not ranked:
+            return None
+        (c1, s1) = ranked[0]
+        s2 = ranked[1][1] if len(ranked) > 1 else 0.0
+        if c1 == NOT_NG12:
+            return (None, "not_ng12", s1) if s1 >= cal.other_threshold else None
+        if s1 >= cal.threshold and s1 - s2 >= cal.margin:
+            return (c1, self.kinds[c1], s1)
+        return None
+
+
+class SemanticMatcher:
+    """Tier 3 for one index version: the concept space, built once, and the clause decisions."""
+
+    def __init__(self, space: ConceptSpace, embed: Embed) -> None:
+        self.space = space
+        self._embed = embed
+
+    async def decide(self, clauses: Sequence[str]) -> list[tuple[str | None, str, float] | None]:
+        if not clauses:
+            return []
+        vectors = await self._embed(list(clauses))
+        return [self.space.decide(v) for v in vectors]
