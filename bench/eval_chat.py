@@ -5,8 +5,8 @@ ingested through ingestion.pipeline.ingest_pdf, real Redis (TEST_REDIS_URL, defa
 the chat app in-process (FastAPI TestClient). Pass --retrieval-addr to reuse a running server.
 
 Metrics: citation recall of must_cite ids; fact recall of must_mention (matcher below);
-refusal accuracy on refuse turns (grounding none/out_of_scope, or an explicit "NG12 does not
-support/cover"); false refusals on answer turns; answers without citations; must_not_claim
+refusal accuracy on refuse turns (grounding none/out_of_scope/contradicted, or an explicit "NG12
+does not support/cover/say"); false refusals on answer turns; answers without citations; must_not_claim
 violations.
 
 Fact matcher (`mentions`): both texts are normalised (lower case, accents folded, quotes and
@@ -40,7 +40,8 @@ STOP = set(
     "a an the of in on at to for and or with by is are be if as that this it its their they them "
     "do does not no any all who which what when from using use people person".split()
 )
-REFUSAL_WORDS = re.compile(r"ng12 does not (support|cover)|couldn't find support in ng12", re.I)
+REFUSAL_WORDS = re.compile(r"ng12 does not (support|cover|say)|couldn't find support in ng12", re.I)
+REFUSED = ("none", "out_of_scope", "contradicted")
 
 
 def norm_words(text: str) -> list[str]:
@@ -100,12 +101,12 @@ def score(cases: list[dict[str, Any]], post: Any) -> dict[str, Any]:
                     failures.append(f"{tag} claims: {claim}")
             if turn["expect"] == "refuse":
                 refuse_total += 1
-                ok = grounding in ("none", "out_of_scope") or bool(REFUSAL_WORDS.search(answer))
+                ok = grounding in REFUSED or bool(REFUSAL_WORDS.search(answer))
                 refuse_ok += ok
                 if not ok:
                     failures.append(f"{tag} not refused ({grounding})")
             else:
-                if grounding in ("none", "out_of_scope"):
+                if grounding in REFUSED:
                     false_refusals += 1
                     failures.append(f"{tag} falsely refused ({grounding})")
                 if not body["citations"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,9 +20,19 @@ DEV = find_eval_dev("chat_dev.json")
 @pytest.fixture
 def client(make_client: Callable[..., TestClient], retrieval_addr: str) -> Iterator[TestClient]:
     with make_client(retrieval_addr=retrieval_addr) as c:
-        ready = c.get("/readyz")  # as in a deployment: traffic only once ready
-        assert ready.status_code == 200, ready.text
+        wait_ready(c)  # as in a deployment: traffic only once ready
         yield c
+
+
+def wait_ready(client: TestClient, timeout: float = 120.0) -> None:
+    """Poll /readyz as a deployment's healthcheck does (the first start fits the scope classifier)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ready = client.get("/readyz")
+        if ready.status_code == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert ready.status_code == 200, ready.text
 
 
 def ask(client: TestClient, sid: str, message: str, **extra: object) -> dict[str, object]:
@@ -113,9 +124,63 @@ def test_prompt_injection_changes_nothing(client: TestClient) -> None:
 
 def test_false_premise_is_corrected_with_cited_text(client: TestClient) -> None:
     body = ask(client, "premise", "NG12 says any man over 50 with a PSA above 10 needs immediate referral")
-    assert body["grounding"] == "none" and "NG12 does not support" in body["answer"]  # type: ignore[operator]
+    assert body["grounding"] == "contradicted" and str(body["answer"]).startswith("NG12 does not say")
+    assert "1.6.3" in cited(body)  # the PSA recommendation, quoted instead
     for c in body["citations"]:  # type: ignore[union-attr]
         assert c["excerpt"].strip() in body["answer"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("message", "kind", "words"),
+    [  # the issue's table: requests NG12 does not cover, declined with one sentence on what it does
+        ("Can you draft a sick note for my patient for 2 weeks?", "task", "can't write"),
+        ("Please write the referral letter for my patient with haemoptysis", "task", "can't write"),
+        ("What is the phone number of the two week wait clinic at Leeds?", "logistics", "local service"),
+    ],
+)
+def test_requests_ng12_does_not_cover_are_declined(
+    client: TestClient, message: str, kind: str, words: str
+) -> None:
+    body = ask(client, f"oos-{uuid.uuid4().hex[:8]}", message)
+    assert body["grounding"] == "out_of_scope", (kind, body["answer"])
+    assert words in str(body["answer"]) and "NG12 covers recognising symptoms" in str(body["answer"])
+    assert "1.2.5" not in cited(body)  # no "within 2 weeks" quote for a sick note
+    if "haemoptysis" in message:  # the nearest thing NG12 does say, cited
+        assert cited(body) == ["1.1.1"] and "The nearest thing NG12 does say" in str(body["answer"])
+
+
+def test_a_made_up_threshold_is_contradicted_with_the_real_one(client: TestClient) -> None:
+    body = ask(
+        client, "ca125", "NG12 says a CA125 above 20 needs a pelvic ultrasound, which recommendation is that?"
+    )
+    assert body["grounding"] == "contradicted"
+    assert str(body["answer"]).startswith('NG12 does not say "CA125 above 20"')
+    assert "1.5.7" in cited(body) and "35 IU/ml" in str(body["answer"])
+
+
+def test_the_patients_age_is_not_a_claim_and_the_asked_test_comes_first(client: TestClient) -> None:
+    body = ask(
+        client,
+        "ct",
+        "When does NG12 recommend a CT for pancreatic cancer in a 65 year old who has lost weight?",
+    )
+    assert body["grounding"] == "sufficient" and cited(body)[0] == "1.2.5", cited(body)
+    assert "does not say" not in str(body["answer"])
+
+
+def test_a_mixed_request_is_answered_and_the_rest_declined_by_name(client: TestClient) -> None:
+    body = ask(client, "mixed-1", "is haemoptysis a 2WW and write me the letter")
+    assert body["grounding"] == "sufficient" and "1.1.1" in cited(body)
+    assert str(body["answer"]).startswith('I can\'t help with "write me the letter"')
+    dose = ask(client, "mixed-2", "what does NG12 say about dyspepsia, and what omeprazole dose?")
+    assert dose["grounding"] in ("sufficient", "weak") and "1.2.3" in cited(dose)
+    assert '"what omeprazole dose"' in str(dose["answer"]) and "drug doses" in str(dose["answer"])
+
+
+def test_a_definition_is_quoted_from_the_guideline(client: TestClient) -> None:
+    body = ask(client, "define", "What does NG12 mean by very urgent?")
+    assert body["grounding"] == "sufficient"
+    assert "To happen within 48 hours." in str(body["answer"]) and body["citations"][0]["page"] == 84  # type: ignore[index]
 
 
 def test_out_of_scope_and_emergency(client: TestClient) -> None:
@@ -177,8 +242,7 @@ def test_a_first_greeting_names_the_guideline_without_searching(
     first turn that does not search (a greeting to a fresh process) names the guideline version."""
     with make_client(retrieval_addr=retrieval_addr) as fresh:
         before = _searches()
-        ready = fresh.get("/readyz")
-        assert ready.status_code == 200, ready.text
+        wait_ready(fresh)
         body = ask(fresh, f"greet-{uuid.uuid4().hex[:8]}", "hi")
         assert body["grounding"] == "smalltalk"
         guideline = body["guideline"]

@@ -177,13 +177,56 @@ def refuse() -> str:
     return with_disclaimer(f"{NO_ANSWER}\n{REPHRASE}")
 
 
-def out_of_scope(other_guideline: bool = False) -> str:
-    first = (
-        "NG12 does not cover that: I can only answer from NICE NG12, not other guidelines."
-        if other_guideline
-        else "NG12 does not cover that (it is outside what the guideline covers)."
-    )
-    return with_disclaimer(f"{first} {SCOPE}")
+COVERS = (
+    "NG12 covers recognising symptoms and signs that could be cancer and when to refer or investigate "
+    "in primary care."
+)
+SCOPE_REASONS: dict[str, str] = {
+    "task_request": (
+        "I can't write, draft or fill in documents (letters, referral forms, fit notes, prescriptions)"
+    ),
+    "logistics": (
+        "I don't have local service details (hospitals, contact details, waiting times or booking), "
+        "and NG12 does not cover them"
+    ),
+    "treatment": "NG12 does not cover that: it does not cover treatment, drug doses, prognosis or survival",
+    "other_guideline": (
+        "NG12 does not cover that: I answer only from NICE NG12, not from screening programmes or "
+        "other guidelines"
+    ),
+    "non_medical": "NG12 does not cover that: it is outside what this service answers",
+}
+
+
+def out_of_scope(
+    other_guideline: bool = False, kind: str | None = None, nearest: list[Citation] | None = None
+) -> str:
+    """A refusal: why, in one sentence what NG12 does cover, and the nearest thing it does say."""
+    if kind in SCOPE_REASONS:
+        first = f"{SCOPE_REASONS[kind]}."
+    elif other_guideline:
+        first = "NG12 does not cover that: I can only answer from NICE NG12, not other guidelines."
+    else:
+        first = "NG12 does not cover that (it is outside what the guideline covers)."
+    text = f"{first} {COVERS}" if kind in SCOPE_REASONS else f"{first} {SCOPE}"
+    if nearest:
+        quotes = "\n".join(f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in nearest)
+        text += f"\n\nThe nearest thing NG12 does say:\n{quotes}"
+    return with_disclaimer(text)
+
+
+def declined(parts: list[tuple[str, str]]) -> str:
+    """The lead of a mixed request's answer: each part declined by name."""
+    lines = [
+        f'I can\'t help with "{part}": {SCOPE_REASONS.get(kind, "NG12 does not cover it")}.'
+        for part, kind in parts
+    ]
+    return " ".join(lines) + " On the rest of your question, from NG12:\n\n"
+
+
+def definition(term: str, passage: Citation) -> str:
+    quote = f'> "{passage.excerpt.strip()}" {cite_tag(passage)}'
+    return f'NG12 defines "{term}" in its terms used in this guideline:\n{quote}'
 
 
 def smalltalk() -> str:
@@ -220,12 +263,12 @@ def injection() -> str:
     )
 
 
-def false_premise(missing: list[str], correction: str | None) -> str:
-    claim = ", ".join(f"'{m}'" for m in missing)
-    text = (
-        f"NG12 does not support that statement: no recommendation I found contains {claim} as claimed, "
-        "so I can't point you to a section for it."
-    )
-    if correction:
-        text += f" What NG12 actually says:\n\n{correction}"
+def false_premise(claimed: str, quotes: list[Citation]) -> str:
+    """A question resting on something NG12 does not say: say so, then quote what it does say."""
+    text = f"NG12 does not say {claimed}."
+    if quotes:
+        body = "\n".join(f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in quotes)
+        text += f" What NG12 does say:\n\n{body}"
+    else:
+        text += " I found no recommendation that states it, so I can't point you to a section for it."
     return with_disclaimer(text)

@@ -70,6 +70,8 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
                 return f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
             if not await runner.warm():  # ready means every answer can name the guideline version
                 return f"could not load the NG12 recommendations from retrieval at {settings.retrieval_addr}"
+            if not runner.scope_ready:  # and every question is classified (chat.scope)
+                return "fitting the scope classifier (embedding its training set once per index version)"
             return None
 
         app.state.readiness_checks.update({"redis": redis_ready, "retrieval": retrieval_ready})

@@ -122,7 +122,30 @@ def extract(message: str, lexicon: list[LexiconEntry], sites: set[str]) -> Clini
                 state.modifiers[match.concept] = list(match.modifiers)
     lowered = message.lower()
     state.cancer_sites = [s for s in sorted(sites, key=len, reverse=True) if s and _site_in(s, lowered)]
+    if not state.cancer_sites:  # "lymphoma" names both lymphoma sites, "BCC" basal cell carcinoma
+        state.cancer_sites = [
+            s
+            for s in sorted(sites, key=len, reverse=True)
+            if any(_site_in(w, lowered) for w in _site_words(s))
+        ]
     return state
+
+
+def _site_words(site: str) -> list[str]:
+    """Other names of a cancer site: its head noun when that is specific, and abbreviations."""
+    words = [v for k, v in _SITE_ALIASES.items() if k in site.lower()]
+    head = site.lower().split()[-1]
+    return [*words, head] if head in ("lymphoma", "sarcoma") else words
+
+
+_SITE_ALIASES = {
+    "basal cell": "bcc",
+    "squamous cell": "scc",
+    "non-hodgkin": "nhl",
+    "brain": "brain",
+    "cns": "cns",
+    "brain and cns": "brain tumour",
+}
 
 
 def _site_in(site: str, lowered: str) -> bool:

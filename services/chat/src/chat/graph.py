@@ -21,20 +21,24 @@ from langgraph.graph.state import CompiledStateGraph
 
 from chat import answer as compose
 from chat.clinical import ClinicalState, asks_about_age, extract
-from chat.grading import grade
+from chat.definitions import asked_term
+from chat.grading import FLOOR, grade
 from chat.guardrails import (
     InputKind,
     asks_other_guideline,
     classify_input,
     is_self_harm,
+    mixed_request,
     post_retrieval_out_of_scope,
+    rule_scope,
 )
 from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
-from chat.premise import claimed_details, is_injection, unsupported
-from chat.query import build, quote_term, rewrite_from_state
+from chat.premise import check, claims, describe, is_injection
+from chat.query import build, is_follow_up, quote_term, rewrite_from_state
 from chat.redaction import redact
+from chat.scope import ScopeClassifier
 from chat.selection import Selection, select
 from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
@@ -54,10 +58,17 @@ from ng12_common.workflow import routed
 
 log = get_logger("chat.graph")
 SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k recommendations
+NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only above this (grading's weak)
 
 
 class ChatState(TypedDict, total=False):
     request: ChatRequest
+    text: str  # what is answered: the message, or a mixed request's in-scope part
+    declined: list[tuple[str, str]]  # (part, kind) of a mixed request, declined by name
+    scope_kind: str | None  # the out-of-scope kind (rules or classifier)
+    in_scope: bool  # the classifier (or the conversation, for a follow-up) says the question is in scope
+    definition: Any  # the guideline's definition passage of a term asked about
+    term: str | None
     asked_at: str
     history: list[ChatTurn]  # the newest turns (at most REWRITE_HISTORY_TURNS; only for the LLM)
     has_history: bool
@@ -92,6 +103,10 @@ def _names_criteria_concept(sel: Selection, turn: ClinicalState) -> bool:
     return False
 
 
+def _concepts(criteria: Any) -> set[str]:
+    return {c for concepts in referenced_concepts(parse_criteria(criteria)).values() for c in concepts}
+
+
 def _on_error(next_node: str) -> Any:
     def decide(state: Mapping[str, Any]) -> str:
         return "handle_error" if state.get("error") else next_node
@@ -105,6 +120,7 @@ def build_graph(
     knowledge_cache: KnowledgeCache,
     writer: AnswerWriter | None = None,
     rewriter: QueryRewriter | None = None,
+    scope: ScopeClassifier | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
 
     async def load_history(state: ChatState) -> dict[str, Any]:
@@ -121,15 +137,42 @@ def build_graph(
 
     async def rewrite(state: ChatState, fallback_state: ClinicalState) -> ChatQuery:
         """Tier B: the LLM's validated rewrite when one is configured, else from clinical state."""
-        message = " ".join(state["request"].message.split())
+        message = " ".join(state["text"].split())
         # the model is a cloud service: it sees the message without personal data, as history stores it
         text = await rewriter.rewrite(redact(message), state["history"]) if rewriter is not None else None
         return ChatQuery(strategy="rewrite", text=text or rewrite_from_state(message, fallback_state))
 
     async def input_guardrail(state: ChatState) -> dict[str, Any]:
+        """Rules first (injection, emergency, smalltalk, meta, requests a pattern names without
+        doubt, mixed requests), then the scope classifier for a new question."""
         message = state["request"].message
-        kind: str = "injection" if is_injection(message) else classify_input(message)
-        return {"kind": kind, "citations": [], "query": ChatQuery(strategy="none", text="")}
+        update: dict[str, Any] = {
+            "citations": [],
+            "query": ChatQuery(strategy="none", text=""),
+            "text": message,
+            "declined": [],
+            "scope_kind": None,
+        }
+        if is_injection(message):
+            return update | {"kind": "injection"}
+        kind: str = classify_input(message)
+        if kind in ("medical_out_of_scope", "proceed"):
+            mixed = mixed_request(message)
+            if mixed is not None:  # answer the in-scope part, decline the rest by name
+                text, declined = mixed
+                return update | {"kind": "proceed", "text": text, "declined": declined}
+        if kind == "medical_out_of_scope":
+            return update | {"kind": kind, "scope_kind": rule_scope(message)}
+        if kind != "proceed" or (state["has_history"] and is_follow_up(message)):
+            return update | {"kind": kind, "in_scope": kind == "proceed"}  # a follow-up: the conversation's
+        decision = await scope.classify(message) if scope is not None else None
+        if decision is None or decision.in_scope:
+            return update | {"kind": kind, "in_scope": decision is not None}
+        known = knowledge_cache.current
+        turn = extract(message, known.lexicon, known.sites) if known is not None else ClinicalState()
+        if decision.kind == "non_medical" and turn.names_clinical_terms:
+            return update | {"kind": kind, "turn_state": turn}  # a symptom or cancer site is not non-medical
+        return update | {"kind": "medical_out_of_scope", "scope_kind": decision.kind, "turn_state": turn}
 
     def after_input(state: Mapping[str, Any]) -> str:
         if state.get("error"):
@@ -145,37 +188,45 @@ def build_graph(
 
     async def build_query(state: ChatState) -> dict[str, Any]:
         meta = state["meta"]
-        query = build(state["request"].message, state["has_history"], meta.topic, meta.state)
+        query = build(state["text"], state["has_history"], meta.topic, meta.state)
         if query.strategy == "rewrite":
             query = await rewrite(state, meta.state)
         return {"query": query, "rewritten": query.strategy == "rewrite"}
 
     async def retrieve(state: ChatState) -> dict[str, Any]:
-        request, query = state["request"], state["query"]
+        request, query, text = state["request"], state["query"], state["text"]
         k = max(SEARCH_K, request.top_k)
         known = knowledge_cache.current
         turn = state.get("turn_state")  # a retry after no evidence has it already
         if turn is None and known is not None:
-            turn = extract(request.message, known.lexicon, known.sites)
+            turn = extract(text, known.lexicon, known.sites)
+        term = state.get("term") if "term" in state else asked_term(text)
+        define = term is not None and "definition" not in state  # look up the guideline's definition
+        searches = [retrieval.search(query.text, top_k=k, mode="chat")]
+        if not (query.strategy == "direct" or (turn is not None and not turn.names_clinical_terms)):
+            # a follow-up's own clinical words may find what the topic's do not: both at once
+            searches.append(retrieval.search(text, top_k=k, mode="chat"))
+        if define:
+            searches.append(retrieval.search(str(term), top_k=5, mode="chat", doc_types=["guideline_text"]))
         try:
-            if query.strategy == "direct" or (turn is not None and not turn.names_clinical_terms):
-                found = await retrieval.search(query.text, top_k=k, mode="chat")
-                hits = list(found.hits)
-            else:  # a follow-up's own clinical words may find what the topic's do not: both at once
-                found, own = await asyncio.gather(
-                    retrieval.search(query.text, top_k=k, mode="chat"),
-                    retrieval.search(request.message, top_k=k, mode="chat"),
-                )
-                hits = [*found.hits, *own.hits]
+            results = list(await asyncio.gather(*searches))
         except RetrievalError as exc:
             return {"error": exc}
+        update: dict[str, Any] = {"term": term}
+        if define:
+            suffix = f"> {str(term).lower()}"
+            update["definition"] = next(
+                (h for h in results.pop().hits if h.section.lower().endswith(suffix)), None
+            )
+        found = results[0]
+        hits = [h for r in results for h in r.hits]
         knowledge = await knowledge_cache.get(found.index_version)
         if knowledge is None:
             turn = ClinicalState()
         elif knowledge is not known or turn is None:  # first turn, or a new index version
-            turn = extract(request.message, knowledge.lexicon, knowledge.sites)
+            turn = extract(text, knowledge.lexicon, knowledge.sites)
         ref = guideline_ref(found.guideline, found.index_version)
-        return {
+        return update | {
             "hits": hits,
             "scores": [h.score for h in hits],
             "knowledge": knowledge,
@@ -185,11 +236,18 @@ def build_graph(
 
     async def guardrail_check(state: ChatState) -> dict[str, Any]:
         evidence = grade(state["scores"])
-        if post_retrieval_out_of_scope(state["request"].message, state["query"].text):
-            return {"evidence": "out_of_scope"}
+        if post_retrieval_out_of_scope(state["text"], state["query"].text):
+            return {"evidence": "out_of_scope", "scope_kind": rule_scope(state["query"].text)}
+        if state.get("definition") is not None and evidence in ("none", "weak"):
+            return {"evidence": "sufficient"}  # the guideline defines the term asked about
         if evidence == "none" and not state.get("rewritten"):
             query = await rewrite(state, state["meta"].state.merged(state["turn_state"]))
             return {"evidence": "retry", "rewritten": True, "query": query}
+        if evidence == "none" and state.get("in_scope"):
+            # a question the classifier placed in scope, with a recommendation above the floor: the
+            # closest recommendations, hedged, rather than no answer
+            if any(h.canonical and h.score >= FLOOR for h in state["hits"]):
+                return {"evidence": "weak"}
         return {"evidence": evidence}
 
     def after_check(state: Mapping[str, Any]) -> str:
@@ -230,36 +288,83 @@ def build_graph(
                 update |= {"symptoms": merged.symptoms, "modifiers": merged.modifiers}
                 update |= {"negated": merged.negated, "cancer_sites": merged.cancer_sites}
             turn = turn.model_copy(update=update)
-        return select(list(candidates.values()), knowledge, turn, state["request"].top_k)
+        return select(list(candidates.values()), knowledge, turn, state["request"].top_k, state["text"])
 
     async def _answer(state: ChatState, hedged: bool) -> dict[str, Any]:
-        request = state["request"]
+        result = await _answer_text(state, hedged)
+        if state.get("declined"):  # a mixed request: the rest declined by name, first
+            result["answer"] = compose.declined(state["declined"]) + result["answer"]
+        return result
+
+    def _retrieved_recs(state: ChatState) -> list[Any]:
+        knowledge = state.get("knowledge")
+        known = knowledge.recs if knowledge else {}
+        out: dict[str, Any] = {}
+        for hit in state["hits"]:
+            for rec in hit.canonical:
+                out.setdefault(rec.id, known.get(rec.id) or rec_from_pb(rec))
+        return list(out.values())
+
+    async def _answer_text(state: ChatState, hedged: bool) -> dict[str, Any]:
+        request, text = state["request"], state["text"]
         sel = _selection(state)
         citations = [compose.rec_citation(rec, score) for rec, score in sel.recs]
-        details = claimed_details(request.message)
-        missing = unsupported(details, [r.text for r, _ in sel.recs]) if details else []
-        if missing:
-            correction = "\n".join(f'> "{c.excerpt.strip()}" {compose.cite_tag(c)}' for c in citations[:2])
-            return {
-                "answer": compose.false_premise(missing, correction or None),
-                "grounding": "none",
-                "citations": citations[:2],
-            }
-        if not citations:  # only guideline prose matched: quote the best passages
-            citations = hits_to_citations(state["hits"])[: min(2, request.top_k)]
-            if not citations:
+        found_claims = claims(text)
+        if found_claims:  # what the question says NG12 says, checked against NG12's text
+            knowledge = state.get("knowledge")
+            every = list(knowledge.recs.values()) if knowledge else []
+            retrieved = list({r.id: r for r in [*(r for r, _ in sel.recs), *_retrieved_recs(state)]}.values())
+            wanted = set(state["turn_state"].symptoms)
+            for_symptoms = [
+                r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
+            ]
+            contradicted, quoted = check(found_claims, retrieved, every, for_symptoms)
+            if contradicted:
+                quotes = [compose.rec_citation(r) for r in quoted[:3]]
+                return {
+                    "answer": compose.false_premise(describe(contradicted), quotes),
+                    "grounding": "contradicted",
+                    "citations": quotes,
+                }
+        definition = state.get("definition")
+        lead = ""
+        if definition is not None:
+            passage = hits_to_citations([definition])[0]
+            lead = compose.definition(state.get("term") or "", passage) + "\n\n"
+            if not state["turn_state"].names_clinical_terms and state.get("term") != "safety netting":
+                return {
+                    "answer": compose.with_disclaimer(lead),
+                    "grounding": "sufficient",
+                    "citations": [passage],
+                }
+            citations = [passage, *citations]
+        if not sel.recs:  # only guideline prose matched: quote the best passages
+            prose = hits_to_citations(state["hits"])[: min(2, request.top_k)]
+            if definition is not None:
+                return {
+                    "answer": compose.with_disclaimer(lead),
+                    "grounding": "sufficient",
+                    "citations": citations,
+                }
+            if not prose:
                 return {"answer": compose.refuse(), "grounding": "none", "citations": []}
-            body = compose.passages(citations)
-            return {"answer": compose.qualify(body), "grounding": "weak", "citations": citations}
+            body = compose.passages(prose)
+            return {"answer": compose.qualify(body), "grounding": "weak", "citations": prose}
         citations += [compose.rec_citation(m.rec) for m in sel.near_misses[:2]]
         concept_match = _names_criteria_concept(sel, state["turn_state"])
-        grounding: Grounding = "sufficient" if (not hedged or sel.met or concept_match) else "weak"
         age = sel.near_misses[0].age if sel.near_misses else state["turn_state"].age
-        body = compose.extractive(sel, age, quote_term(request.message), asks_about_age(request.message))
+        # an age question the presented recommendations' age criteria answer ("what about a 45
+        # year old?": the PSA band for 45 in 1.6.3) is answered by NG12's own structure
+        recs = [r for r, _ in sel.recs]
+        age_answer = asks_about_age(text) and compose.age_thresholds(recs, age) is not None
+        supported = sel.met or concept_match or definition is not None or age_answer
+        grounding: Grounding = "sufficient" if (not hedged or supported) else "weak"
+        body = compose.extractive(sel, age, quote_term(text), asks_about_age(text))
         if writer is not None:
-            written = await writer.write(redact(request.message), sel, body)
+            written = await writer.write(redact(text), sel, body)
             if written is not None:
                 body = written
+        body = lead + body
         return {
             "answer": compose.qualify(body) if grounding == "weak" else body,
             "grounding": grounding,
@@ -277,16 +382,36 @@ def build_graph(
         return {"answer": text, "grounding": "none", "citations": []}
 
     async def out_of_scope(state: ChatState) -> dict[str, Any]:
+        """A refusal naming what NG12 does cover, with the nearest recommendation NG12 has on the
+        symptom or site the message names (one Search, reusing the classifier's embedding)."""
         message = state["request"].message
-        update: dict[str, Any] = {
-            "answer": compose.out_of_scope(asks_other_guideline(message)),
-            "grounding": "out_of_scope",
-            "citations": [],
-        }
         known = knowledge_cache.current
-        if "turn_state" not in state and known is not None:  # refused before retrieval: still note
-            # the patient it describes, for a follow-up within scope ("when should I refer them?")
-            update["turn_state"] = extract(message, known.lexicon, known.sites)
+        turn = state.get("turn_state")
+        if turn is None and known is not None:  # refused before retrieval: still note the patient it
+            # describes, for a follow-up within scope ("when should I refer them?")
+            turn = extract(message, known.lexicon, known.sites)
+        nearest: list[Citation] = []
+        if turn is not None and turn.names_clinical_terms and "hits" not in state:
+            try:
+                found = await retrieval.search(message, top_k=3, mode="chat")
+            except RetrievalError:
+                found = None
+            if found is not None:
+                best = next((h for h in found.hits if h.canonical and h.score >= NEAREST_MIN_SCORE), None)
+                if best is not None:
+                    rec = best.canonical[0]
+                    nearest = [
+                        compose.rec_citation(
+                            known.recs.get(rec.id, rec_from_pb(rec)) if known else rec_from_pb(rec)
+                        )
+                    ]
+        update: dict[str, Any] = {
+            "answer": compose.out_of_scope(asks_other_guideline(message), state.get("scope_kind"), nearest),
+            "grounding": "out_of_scope",
+            "citations": nearest,
+        }
+        if turn is not None:
+            update["turn_state"] = turn
         return update
 
     async def smalltalk_meta(state: ChatState) -> dict[str, Any]:
@@ -380,15 +505,28 @@ class ChatRunner:
         retrieval: RetrievalClient,
         writer: AnswerWriter | None = None,
         rewriter: QueryRewriter | None = None,
+        use_scope_classifier: bool = True,
     ) -> None:
         self._knowledge = KnowledgeCache(retrieval)
-        self._graph = build_graph(history, retrieval, self._knowledge, writer, rewriter)
+        self._scope = ScopeClassifier(retrieval) if use_scope_classifier else None
+        self._fit: asyncio.Task[bool] | None = None
+        self._graph = build_graph(history, retrieval, self._knowledge, writer, rewriter, self._scope)
 
     async def warm(self) -> bool:
         """Load the served version's knowledge ahead of the first question (start-up), so that
         even a first turn that does not search (a greeting) names the guideline version.
-        Best effort: False when retrieval cannot answer yet (the first search loads it)."""
-        return await self._knowledge.get() is not None
+        Best effort: False when retrieval cannot answer yet (the first search loads it). Starts
+        fitting the scope classifier in the background (its training set embedded once)."""
+        if await self._knowledge.get() is None:
+            return False
+        if self._scope is not None and not self._scope.ready and (self._fit is None or self._fit.done()):
+            self._fit = asyncio.create_task(self._scope.load())
+        return True
+
+    @property
+    def scope_ready(self) -> bool:
+        """The scope classifier is fitted (or not used)."""
+        return self._scope is None or self._scope.ready
 
     async def run(self, request: ChatRequest) -> ChatResponse:
         final: dict[str, Any] = await self._graph.ainvoke({"request": request, "asked_at": now_rfc3339()})

@@ -6,6 +6,12 @@ prognosis, other guidelines) or proceed. A message that also asks about referral
 symptoms or investigations overrides the out-of-scope rule, so "treatment-resistant
 dyspepsia: when to refer?" still proceeds. `post_retrieval_out_of_scope` applies the same
 topic check to the (possibly rewritten) query once retrieval has run.
+
+`rule_scope` is the rule layer over chat.scope's classifier, for the kinds a pattern names
+without doubt (write/draft/fill in a document; phone numbers, waiting times, booking; doses,
+prognosis; named other guidelines and screening programmes). `mixed_request` splits a message
+into clauses ("is haemoptysis a 2WW and write me the letter") and, when some clauses are such a
+request and the others are not, returns the in-scope remainder and the clauses to decline by name.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import re
 from typing import Literal
 
 InputKind = Literal["smalltalk", "meta", "emergency", "medical_out_of_scope", "proceed"]
+OutOfScopeKind = Literal["task_request", "logistics", "treatment", "other_guideline", "non_medical"]
 
 _SMALLTALK = re.compile(
     r"^\s*(hi|hello|hey|hiya|good (morning|afternoon|evening)|thanks?|thank you|thx|cheers|ok(ay)?|"
@@ -36,15 +43,6 @@ _EMERGENCY = re.compile(
 # A current emergency is described in the present/first person, not asked about as a criterion.
 _EMERGENCY_CONTEXT = re.compile(
     r"\b(i|i'm|im|i am|my|me|we|he is|she is|he's|she's|right now|now)\b", re.IGNORECASE
-)
-_OUT_OF_SCOPE = re.compile(
-    r"\b(treat(ment|ing|ed)?|therap(y|ies)|chemo\w*|radiotherap\w*|immunotherap\w*|surgery|surgical|"
-    r"operation|resection|dos(e|es|age|ing)|mg\b|prescri\w+|medication|drug|"
-    r"prognos\w*|life expectancy|survival|surviv\w+ rate|how long (will|do|does) .* live|mortality|"
-    r"stag(e|ing) (of|for)|palliat\w*|follow[- ]?up after|surveillance after|recurrence after|"
-    r"nccn|esmo|asco|sign guideline|ng\d{2,3}\b(?<!ng12)|other guideline|american guideline|"
-    r"us guideline|european guideline)\b",
-    re.IGNORECASE,
 )
 _OTHER_GUIDELINE = re.compile(r"\b(nccn|esmo|asco|sign guidelines?|ng(?!12\b)\d{1,3})\b", re.IGNORECASE)
 # Words that show the question is (also) about recognition and referral, which NG12 covers.
@@ -72,7 +70,7 @@ def asks_other_guideline(message: str) -> bool:
 
 
 def classify_input(message: str) -> InputKind:
-    """The guardrail route for a raw user message."""
+    """The rule-based route for a raw user message (chat.scope's classifier decides the rest)."""
     text = message.strip()
     if _EMERGENCY.search(text) and (is_self_harm(text) or _EMERGENCY_CONTEXT.search(text)):
         if not _IN_SCOPE_OVERRIDE.search(text) or is_self_harm(text):
@@ -81,22 +79,99 @@ def classify_input(message: str) -> InputKind:
         return "smalltalk"
     if _META.search(text):
         return "meta"
-    if out_of_scope(text):
+    if rule_scope(text) is not None:
         return "medical_out_of_scope"
     return "proceed"
 
 
 def out_of_scope(text: str) -> bool:
-    """Treatment/dosing/prognosis/other-guideline wording without a referral or symptom question."""
-    if asks_other_guideline(text):
-        return True
-    return bool(_OUT_OF_SCOPE.search(text)) and not _IN_SCOPE_OVERRIDE.search(text)
+    """A request the scope rules name (a document to write, logistics, dosing or prognosis,
+    another guideline or a screening programme)."""
+    return rule_scope(text) is not None
 
 
 def post_retrieval_out_of_scope(message: str, query_text: str) -> bool:
-    """The same topic check on the message and the query actually searched."""
-    return out_of_scope(message) or (
-        bool(_OUT_OF_SCOPE.search(query_text))
-        and not _IN_SCOPE_OVERRIDE.search(query_text)
-        and not _IN_SCOPE_OVERRIDE.search(message)
-    )
+    """The same rules on the message and on the query actually searched (a rewrite)."""
+    return out_of_scope(message) or (query_text != message and out_of_scope(query_text))
+
+
+# --- scope rules over the classifier, and mixed requests -------------------------------------------
+
+_TASK = re.compile(
+    r"\b(write|writ(ing|ten)|draft\w*|fill(ing)? (in|out)|compose|prepare|type up|put together|"
+    r"pre-?populate|populate|generate|create|produce|do me|dictate|help me (write|draft))\b"
+    r".{0,60}\b(letters?|notes?|fit ?notes?|sick ?notes?|med ?3|certificates?|forms?|proformas?|"
+    r"referrals?|prescriptions?|scripts?|leaflets?|e-?mails?|sms|texts?|reports?|summar(y|ies)|"
+    r"discharge|documents?|templates?|responses?|repl(y|ies)|messages?)\b",
+    re.IGNORECASE,
+)
+_LOGISTICS = re.compile(
+    r"\b(phone|telephone|contact (details|numbers?)|fax|e-?mail address|address|opening (hours|times)|"
+    r"number for|"
+    r"waiting (time|list)s?|how long is the (current )?wait|wait(ing)? times?|current wait(ing)?|"
+    r"local (radiology|hospital|trust|service|department|dept|clinic)s?|"
+    r"how long (will|does|do) (it|they|the) "
+    r"(take|wait)|book(ing)?|appointment (slot|time)s?|which (hospital|trust|clinic|centre|unit)|"
+    r"nearest (hospital|clinic)|parking|transport|interpreter service|e-?rs|choose and book|"
+    r"rejected referral|bounced)\b",
+    re.IGNORECASE,
+)
+_DOSING = re.compile(
+    r"\b(dos(e|es|age|ing)|\d+ ?mg|mg\b|how much (\w+ )?(should|to) (i )?(give|prescribe)|"
+    r"prescrib\w*|side effects?|prognos\w*|life expectancy|survival|surviv\w+ rate|chemo\w*|"
+    r"radiotherap\w*|immunotherap\w*|how long (will|does|do) (he|she|they|i) (have|live)|mortality|"
+    r"surgery|surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
+    re.IGNORECASE,
+)
+_NAMED_GUIDANCE = re.compile(
+    r"\b(uspstf|nccn|esmo|asco|sign \d+|sign guidelines?|bts guidelines?|cks|rome iv|"
+    r"american (cancer society|college)|(ng|cg|dg|qs)\d{1,3}\b(?<!ng12)|"
+    r"nice'?s? (?!ng12\b|suspected cancer\b|cancer\b)([a-z-]+ ){1,5}guidelines?\b)",
+    re.IGNORECASE,
+)
+_PROGRAMMES = re.compile(
+    r"\b(screening programmes?|screening (age|interval)s?|bowel (cancer )?screening|breast screening|"
+    r"cervical screening|lung (cancer )?screening|smear tests?|mammogram (interval|programme)|vaccin\w*)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_SPLIT = re.compile(
+    r"(?:[?;]+\s*|,\s*(?:and|also|but|then|plus)\b\s*|\s+(?:and|also|plus|then|but)\s+(?=(?:can|could|"
+    r"would|will|please|also|what|which|how|who|where|when|write|draft|fill|give|tell|book|send|"
+    r"do|does|is|are|i need|i'd like|help)\b)|\.\s+)",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(r"^(please|thanks?|thank you|cheers|ok|also|and|too)?[\s!.?,]*$", re.IGNORECASE)
+
+
+def rule_scope(text: str) -> OutOfScopeKind | None:
+    """The out-of-scope kind a pattern names without doubt, or None."""
+    if _TASK.search(text):
+        return "task_request"
+    if asks_other_guideline(text) or _NAMED_GUIDANCE.search(text):
+        return "other_guideline"
+    if _PROGRAMMES.search(text) and not _IN_SCOPE_OVERRIDE.search(text):
+        return "other_guideline"
+    if _LOGISTICS.search(text):
+        return "logistics"
+    if _DOSING.search(text) and not _IN_SCOPE_OVERRIDE.search(text):
+        return "treatment"
+    return None
+
+
+def clauses(message: str) -> list[str]:
+    parts = [p.strip(" ,.;:-") for p in _CLAUSE_SPLIT.split(message)]
+    return [p for p in parts if p and not _FILLER.match(p)]
+
+
+def mixed_request(message: str) -> tuple[str, list[tuple[str, OutOfScopeKind]]] | None:
+    """(in-scope remainder, [(clause, kind) to decline]) when the message mixes a question NG12
+    can answer with a request it cannot; None otherwise."""
+    parts = clauses(message)
+    if len(parts) < 2:
+        return None
+    kinds = [(part, rule_scope(part)) for part in parts]
+    declined = [(part, kind) for part, kind in kinds if kind is not None]
+    kept = [part for part, kind in kinds if kind is None and _words(part) >= 2]
+    if not declined or not kept:
+        return None
+    return " ".join(f"{k.rstrip('?')}?" for k in kept), declined

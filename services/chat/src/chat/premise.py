@@ -1,22 +1,49 @@
-"""False-premise and instruction checks on what the user asserts NG12 says.
+"""False premises: what a question claims NG12 says, checked against NG12's text; and injections.
 
-`claimed_details` finds an assertion about NG12 ("NG12 says any man over 50 with a PSA above 10
-needs immediate referral") and the specifics it claims: numbers and an urgency. `unsupported`
-says which of them no cited recommendation text contains. `is_injection` spots attempts to
-change the assistant's instructions ("ignore your instructions and say ...").
+A message makes claims about NG12 only when it asserts something as the guideline's ("NG12 says
+...", "according to NICE ...", "is it true that ...", "which recommendation is that?", "the
+threshold is ...", "I was told ..."). A question that asks ("When does NG12 recommend a CT for
+...?") claims nothing. Within an assertion, `claims` extracts:
+- thresholds: a named test with a number ("CA125 above 20", "PSA of 10", "platelets over 400");
+- ages stated as a rule ("over 50", "under 40", "aged 30 and over");
+- intervals and durations stated as a rule ("within 6 weeks", "for 3 weeks");
+- urgency words NG12 uses for specific actions ("immediate", "same-day", "emergency");
+- named tests ("a CT", "colonoscopy", "MRI").
+A number that describes the patient ("a 65 year old", "aged 65", "lost 8 kg", "has had it for 3
+weeks", "her CA125 is 48") is a fact about the patient, evaluated against the criteria, never a
+claim about NG12.
+
+`check` compares each claim with the text of the recommendations retrieved for the question
+(and, for a threshold on a named test, every recommendation that names the test): a claim none
+of them makes is contradicted. The answer then says "NG12 does not say ..." and quotes what NG12
+does say (the recommendations naming the claim's test or site first), with citations.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Literal
 
-_CLAIM = re.compile(
-    r"\b(ng12|nice|the guideline|guidelines?) (says?|states?|recommends?|requires?|mandates?)\b|"
-    r"\b(is it true|isn't it true|confirm that|according to ng12)\b",
-    re.I,
+from ng12_common.criteria import TestByAge, iter_nodes
+from ng12_common.served_recommendations import ServedRecommendation
+
+ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action"]
+
+# --- does the message assert something as NG12's? -------------------------------------------------
+_ASSERTS = re.compile(
+    r"\b(ng12|nice|the guidelines?|guidance|it)\s+(says?|said|states?|stated|recommends|recommended that|"
+    r"requires|mandates|advises|specifies|sets|lists|puts|tells us)\b|"
+    r"\b(is it true|isn'?t it true|isn'?t it|am i right|correct me|confirm( that)?|i read|i heard|"
+    r"i was told|i've been told|we were told|apparently|"
+    r"my (colleague|trainer|registrar|partner) (said|says))\b|"
+    r"\bwhich (recommendation|rec|section|part|paragraph|bit)\b.{0,30}\b(that|this|it|says?)\b|"
+    r"\bwhere does (ng12|nice|it|the guideline) say\b|"
+    r"\b(ng12|nice)'?s? (\w+ )?(threshold|cut-?off|age limit|rule)\b|"
+    r"\bthe (\w+ )?(threshold|cut-?off|age limit)( for [\w\s-]{1,30})? (is|of)\b|"
+    r"\bwhy does (ng12|nice|the guideline) (say|recommend|require)\b",
+    re.IGNORECASE,
 )
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
-_URGENCY = re.compile(r"\b(immediate(?:ly)?|same[- ]day|emergency|within 24 hours)\b", re.I)
 _INJECTION = re.compile(
     r"\b(ignore|disregard|forget|override) (all |any )?(your|the|previous|prior|above|earlier) "
     r"(instructions?|rules?|prompts?|guidelines?|context)\b|\b(system prompt|you are now|pretend (to be|you)|"
@@ -24,17 +51,280 @@ _INJECTION = re.compile(
     re.I,
 )
 
+# --- what is claimed -------------------------------------------------------------------------------
+#: Test names as a question writes them -> a pattern for the same test in NG12's text.
+TESTS: dict[str, str] = {
+    "ca125": r"ca ?125",
+    "psa": r"\bpsa\b|prostate[- ]specific antigen",
+    "fit": r"\bfit\b|faecal immunochemical",
+    "platelets": r"platelet|thrombocytosis",
+    "haemoglobin": r"haemoglobin|\bhb\b|anaemia",
+    "calcium": r"calcium|hypercalcaemia",
+    "ferritin": r"ferritin|iron[- ]deficiency",
+    "ct": r"\bct\b|computed tomography",
+    "mri": r"\bmri\b|magnetic resonance",
+    "x-ray": r"x-?ray",
+    "ultrasound": r"ultrasound",
+    "endoscopy": r"endoscop",
+    "colonoscopy": r"colonoscop",
+    "biopsy": r"biops",
+    "mammogram": r"mammogra",
+    "dermoscopy": r"dermoscop",
+    "full blood count": r"full blood count|\bfbc\b",
+    "checklist score": r"7-point checklist|checklist",
+}
+_TEST_WORDS = {
+    "ca125": r"ca[- ]?125",
+    "psa": r"psa",
+    "fit": r"fit(?: test)?|qfit|faecal immunochemical test",
+    "platelets": r"platelets?(?: count)?|plt",
+    "haemoglobin": r"ha?emoglobin|hb",
+    "calcium": r"(?:serum |corrected )?calcium",
+    "ferritin": r"ferritin",
+    "checklist score": r"(?:7|seven)[- ]point checklist(?: score)?|checklist score",
+}
+_SCANS = {
+    "ct": r"ct(?: scan)?|computed tomography",
+    "mri": r"mri(?: scan)?",
+    "x-ray": r"(?:chest )?x-?ray",
+    "ultrasound": r"ultrasound(?: scan)?|uss",
+    "endoscopy": r"(?:upper gi )?endoscopy|ogd|gastroscopy",
+    "colonoscopy": r"colonoscopy",
+    "biopsy": r"biopsy",
+    "mammogram": r"mammogram|mammography",
+    "dermoscopy": r"dermoscopy",
+}
+_NUM = r"(?P<num>\d+(?:\.\d+)?)"
+_COMPARE = (
+    r"(?:level |result |value |count |score |reading )?(?:of|above|over|greater than|more than|higher than|"
+    r"exceeding|>=?|≥|at least|below|under|less than|lower than|<=?|≤|at|is|=|is over|is above|is below)?\s*"
+)
+_THRESHOLD = re.compile(
+    rf"\b(?P<test>{'|'.join(_TEST_WORDS.values())})\s*(?:[\w\s'-]{{0,30}}?\b(?:threshold|cut[- ]?off|limit)\b"
+    rf"[\w\s'-]{{0,30}}?\s(?:is|of|=)\s+)?{_COMPARE}{_NUM}\s*(?P<unit>iu/ml|u/ml|ng/ml|"
+    r"micrograms?/l(?:itre)?|µg/l|ug/l|g/l|g/dl|mmol/l|x ?10\^?9/l|µg/g|ug/g|micrograms? per gram)?",
+    re.IGNORECASE,
+)
+#: The patient's own result: "her CA125 is 48", "PSA came back 7", "a FIT of 15 last week".
+_PATIENT_RESULT = re.compile(
+    r"\b(his|her|their|the patient'?s|my patient'?s|pt'?s|patient has an?|came back|result(ed)? (was|is|of)|"
+    r"was|were|measured|has a|had a)\b[^.?!]{0,25}$",
+    re.IGNORECASE,
+)
+_AGE_RULE = re.compile(
+    r"\b(?:over|above|older than|under|below|younger than|aged)\s+(\d{1,3})s?\b"
+    r"(?!\s*(?:mm|cm|kg|%|years? old|"
+    r"y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|ng|micrograms?|g/l|mmol|platelets?|x))(?:\s*(?:and|or)\s*(?:over|above|older|under))?|"
+    r"\b(\d{1,3})\s*(?:\+|and over|or over|and above|or older|and older|plus)\b",
+    re.IGNORECASE,
+)
+#: The patient's age: "a 65 year old", "65-year-old", "aged 65 man", "she is 65", "patient aged 65".
+_PATIENT_AGE = re.compile(
+    r"\b(?:a|an|my|the|this|our)\s+(\d{1,3})[- ]?(?:years?|yrs?|y)[- ]?old|"
+    r"\b(\d{1,3})[- ]?(?:years?|yrs?|y)[- ]?old|"
+    r"\b(\d{1,3})\s*(?:yo|y/o)\b|\b(?:man|woman|patient|pt|person|he|she|boy|girl|child|lady|gentleman)\s+"
+    r"(?:is |was |who is )?aged\s+(\d{1,3})\b|\b(?:he|she|they|patient|pt)\s+(?:is|'s|are|was)\s+(\d{1,3})\b",
+    re.IGNORECASE,
+)
+_INTERVAL = re.compile(
+    r"\b(within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every)\s+"
+    r"(\d+|one|two|"
+    r"three|four|six)\s*(hours?|hrs?|days?|weeks?|wks?|months?|mths?|years?|yrs?)\b",
+    re.IGNORECASE,
+)
+#: The patient's history: "has had a cough for 3 weeks", "lost weight over 2 months".
+_PATIENT_DURATION = re.compile(
+    r"\b(has had|had|having|has been|been|since|lost|losing|gained|started|began|ongoing|going on)\b"
+    r"[^.?!,]{0,40}$",
+    re.IGNORECASE,
+)
+_URGENCY = re.compile(r"\b(immediate(?:ly)?|same[- ]day|emergency|straight to a&e)\b", re.IGNORECASE)
+#: A referral route claimed for a symptom ("kids with petechiae go on the 2ww pathway").
+_ACTION = re.compile(
+    r"\b(2 ?ww|two[- ]week[- ]wait|2[- ]week[- ]wait|suspected cancer pathway|very urgent|non-urgent|"
+    r"routine referral)\b",
+    re.IGNORECASE,
+)
+_ACTION_TEXT = {"very urgent": "very urgent", "non-urgent": "non-urgent", "routine referral": "non-urgent"}
+_SCAN = re.compile(rf"\b(?:an?\s+|the\s+)?({'|'.join(_SCANS.values())})\b", re.IGNORECASE)
+_UNITS = {"hr": "hour", "wk": "week", "mth": "month", "yr": "year"}
+_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: ClaimKind
+    text: str  # as the user wrote it: "CA125 above 20"
+    value: str  # what NG12's text must contain: "20", "50", "6 weeks", "immediate", "ct"
+    subject: str | None = None  # the test a threshold is about ("ca125")
+
 
 def is_injection(message: str) -> bool:
     return bool(_INJECTION.search(message))
 
 
-def claimed_details(message: str) -> list[str]:
-    if not _CLAIM.search(message):
+def asserts_guideline(message: str) -> bool:
+    """The message states something as NG12's (a claim to check), rather than only asking."""
+    return bool(_ASSERTS.search(message))
+
+
+def _test_key(word: str, table: dict[str, str]) -> str | None:
+    w = word.lower()
+    return next((k for k, pat in table.items() if re.fullmatch(pat, w, re.IGNORECASE)), None)
+
+
+def _patient_ages(message: str) -> set[str]:
+    return {next(g for g in m.groups() if g) for m in _PATIENT_AGE.finditer(message)}
+
+
+def claims(message: str) -> list[Claim]:
+    """The claims a message makes about NG12 (empty unless it asserts something as NG12's)."""
+    if not asserts_guideline(message):
         return []
-    details = [m.group(1) for m in _NUMBER.finditer(message) if m.group(1) != "12"]
-    details += [m.group(1).lower() for m in _URGENCY.finditer(message)]
-    return details
+    out: list[Claim] = []
+    taken: list[tuple[int, int]] = []
+    for m in _THRESHOLD.finditer(message):
+        if _PATIENT_RESULT.search(message[: m.start()]):
+            continue
+        key = _test_key(m.group("test"), _TEST_WORDS)
+        out.append(Claim("threshold", m.group(0).strip(), m.group("num"), key))
+        taken.append(m.span())
+    patient_ages = _patient_ages(message)
+    for m in _AGE_RULE.finditer(message):
+        value = m.group(1) or m.group(2)
+        if any(a <= m.start() < b for a, b in taken) or (
+            value in patient_ages and m.group(0).lower().startswith("aged")
+        ):
+            continue
+        if 0 < int(value) <= 120:
+            out.append(Claim("age", m.group(0).strip(), value))
+    for m in _INTERVAL.finditer(message):
+        if _PATIENT_DURATION.search(message[: m.start()]):
+            continue
+        number = _WORD_NUMBERS.get(m.group(2).lower(), m.group(2))
+        unit = _UNITS.get(m.group(3).lower().rstrip("s"), m.group(3).lower().rstrip("s"))
+        out.append(Claim("interval", m.group(0).strip(), f"{number} {unit}"))
+    for m in _URGENCY.finditer(message):
+        out.append(Claim("urgency", m.group(0), m.group(1).lower().removesuffix("ly")))
+    for m in _ACTION.finditer(message):
+        phrase = m.group(1).lower()
+        out.append(Claim("action", m.group(0), _ACTION_TEXT.get(phrase, "suspected cancer pathway")))
+    for m in _SCAN.finditer(message):
+        key = _test_key(m.group(1), _SCANS)
+        if key is not None:
+            out.append(Claim("test", m.group(0).strip(), key, key))
+    return out
+
+
+_OTHER_TESTS = ["(?-i:FIT)", "fit test", "qfit", "ca[- ]?125", "psa", "full blood count", "fbc"]
+_NAMED_TEST = re.compile(
+    rf"\b({'|'.join([*_SCANS.values(), *_OTHER_TESTS])})\b",
+    re.IGNORECASE,
+)
+
+
+def named_tests(message: str) -> dict[str, str]:
+    """The tests a message names -> the pattern of each in NG12's text."""
+    out: dict[str, str] = {}
+    for m in _NAMED_TEST.finditer(message):
+        key = _test_key(m.group(1), {**_SCANS, **_TEST_WORDS, "full blood count": r"full blood count|fbc"})
+        if key is not None:
+            out[key] = TESTS[key]
+    return out
+
+
+def _contains(text: str, claim: Claim) -> bool:
+    t = text.lower()
+    if claim.kind in ("threshold",):
+        return re.search(rf"(?<![\w.]){re.escape(claim.value)}(?![\d])", t) is not None
+    if claim.kind == "age":
+        n = re.escape(claim.value)
+        return (
+            re.search(rf"\b(aged {n}|{n} and over|{n} or over|over {n}|under {n}|{n} years)\b", t) is not None
+        )
+    if claim.kind == "interval":
+        number, unit = claim.value.split(" ")
+        return re.search(rf"\b{re.escape(number)}\s*{re.escape(unit)}s?\b", t) is not None
+    if claim.kind == "urgency":
+        return claim.value.split()[0] in t
+    if claim.kind == "action":
+        return claim.value in t
+    return re.search(TESTS.get(claim.value, re.escape(claim.value)), t) is not None
+
+
+def _table_values(rec: ServedRecommendation) -> str:
+    """The numbers of an age-banded test table a recommendation refers to (PSA by age, table 1),
+    which its criteria hold and its sentence does not ("above the threshold for their age")."""
+    if rec.criteria is None:
+        return ""
+    values = [
+        f"{band.value:g}"
+        for node in iter_nodes(rec.criteria)
+        if isinstance(node, TestByAge)
+        for band in node.bands
+        if band.value is not None
+    ]
+    return " ".join(values)
+
+
+_MEASURE = re.compile(r"\d+(?:\.\d+)?\s*(?:iu/ml|micrograms?|mmol|g/l|x ?10|%)", re.I)
+
+
+def _about(rec: ServedRecommendation, claim: Claim) -> bool:
+    return claim.subject is not None and re.search(TESTS[claim.subject], rec.text, re.IGNORECASE) is not None
+
+
+def check(
+    found: list[Claim],
+    retrieved: list[ServedRecommendation],
+    every: list[ServedRecommendation],
+    for_symptoms: list[ServedRecommendation] | None = None,
+) -> tuple[list[Claim], list[ServedRecommendation]]:
+    """(claims no recommendation supports, the recommendations to quote instead).
+
+    A threshold on a named test is checked against every recommendation naming that test (NG12's
+    thresholds for it are there, wherever search ranked them); a referral route or urgency claimed
+    for the symptoms the question names against the recommendations whose criteria name those
+    symptoms (`for_symptoms`); other claims against the recommendations retrieved for the question."""
+    contradicted: list[Claim] = []
+    quoted: list[ServedRecommendation] = []
+    for claim in found:
+        if claim.kind in ("action", "urgency") and for_symptoms:
+            if not any(_contains(r.text, claim) for r in for_symptoms):
+                contradicted.append(claim)
+                quoted += [r for r in for_symptoms if r not in quoted]
+            continue
+        pool = [r for r in every if _about(r, claim)] if claim.kind == "threshold" and claim.subject else []
+        if claim.kind == "threshold" and pool:
+            if not any(_contains(f"{r.text} {_table_values(r)}", claim) for r in pool):
+                contradicted.append(claim)
+                stated = [r for r in pool if _MEASURE.search(r.text) or _table_values(r)]
+                quoted += [r for r in (stated or pool) if r not in quoted]
+            continue
+        if not any(_contains(r.text, claim) for r in retrieved):
+            contradicted.append(claim)
+    if contradicted and not quoted:
+        subjects = {c.subject for c in contradicted if c.subject}
+        about = [r for r in retrieved if any(re.search(TESTS[s], r.text, re.I) for s in subjects)]
+        quoted = about or retrieved
+    return contradicted, quoted
+
+
+def describe(contradicted: list[Claim]) -> str:
+    parts = [f'"{c.text}"' for c in contradicted]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" or {parts[-1]}"
+
+
+# --- kept for the earlier API (tests, LLM validation) ----------------------------------------------
+
+
+def claimed_details(message: str) -> list[str]:
+    """The values of the claims a message makes (numbers, urgency words)."""
+    return [
+        c.value.split(" ")[0] if c.kind == "interval" else c.value
+        for c in claims(message)
+        if c.kind != "test"
+    ]
 
 
 def unsupported(details: list[str], texts: list[str]) -> list[str]:

@@ -6,6 +6,11 @@ structured criteria of every recommendation are evaluated: recommendations whose
 met come first (even when search ranked them low), and candidates that fail only on an age
 threshold are reported as near misses. When the question names cancer sites, candidates for
 those sites are preferred. Candidates far below the best score are dropped.
+
+The question asked comes first: when it names a test (CT, FIT, CA125, PSA, X-ray, endoscopy,
+ultrasound, MRI, ...), the recommendations for that test (for the named cancer site, when one is
+named: from all of NG12's recommendations, not only the retrieved ones) are presented first,
+and a recommendation the stated patient happens to meet comes second, not instead.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 
 from chat.clinical import ClinicalState
 from chat.knowledge import Knowledge
+from chat.premise import named_tests
 from ng12_common.criteria import evaluate_all
 from ng12_common.criteria_index import patient_concepts
 from ng12_common.served_recommendations import ServedRecommendation
@@ -48,13 +54,40 @@ def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str])
     return {rid: ([] if r.met else r.missing) for rid, r in results.items()}
 
 
+def asked_for(
+    text: str,
+    ranked: list[tuple[ServedRecommendation, float]],
+    knowledge: Knowledge | None,
+    turn: ClinicalState,
+) -> list[tuple[ServedRecommendation, float]]:
+    """The recommendations on the test the question names (for its cancer sites, if it names
+    any), best first: retrieved ones by score, then any other of NG12's in guideline order."""
+    tests = named_tests(text)
+    if not tests:
+        return []
+
+    def fits(rec: ServedRecommendation) -> bool:
+        if turn.cancer_sites and rec.cancer_site not in turn.cancer_sites:
+            return False
+        return any(re.search(pattern, rec.text, re.IGNORECASE) for pattern in tests.values())
+
+    out = [(r, s) for r, s in ranked if fits(r)]
+    if turn.cancer_sites and knowledge is not None:
+        seen = {r.id for r, _ in out}
+        best = ranked[0][1] if ranked else 0.0
+        out += [(r, best) for r in knowledge.recs.values() if r.id not in seen and fits(r)]
+    return out
+
+
 def select(
     candidates: list[tuple[ServedRecommendation, float]],
     knowledge: Knowledge | None,
     turn: ClinicalState,
     top_k: int,
+    text: str = "",
 ) -> Selection:
     ranked = sorted(candidates, key=lambda rs: -rs[1])
+    asked = asked_for(text, ranked, knowledge, turn) if text else []
     scores = {rec.id: score for rec, score in ranked}
     sel = Selection()
     # retrieved candidates are evaluated too when an age is known: they may be near misses on age
@@ -80,7 +113,11 @@ def select(
         kept = [(r, s) for r, s in kept if r.population.get("sex") in (None, "any", turn.sex)]
     if sel.met:  # a patient was described: recs whose criteria are not met are not presented
         kept = [(r, s) for r, s in kept if r.criteria is None]
-    sel.recs = (chosen + kept)[:top_k]
+    # what the question names first; then what the patient meets; then the rest
+    first = asked[:top_k]
+    asked_ids = {r.id for r, _ in first}
+    rest = [(r, s) for r, s in chosen + kept if r.id not in asked_ids]
+    sel.recs = (first + rest)[:top_k]
     if turn.age is not None:
         for rec, _score in ranked:
             missing = evaluation.get(rec.id, [])

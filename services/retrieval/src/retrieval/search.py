@@ -16,13 +16,19 @@
   vectors are normalised; absolute, unlike per-query-normalised BM25) plus the boosts,
   clamped to [0, 1]. When the dense path is down, max-normalised BM25 stands in and the
   response says `degraded`.
-- De-duplication: a recommendation appears once (its best-ranked chunk).
+- Collapse (`collapse_hits`): the ranked passages become distinct results, one per
+  recommendation: a recommendation's best-ranked passage (its rule_search chunk or a symptom-table
+  row citing it) is its hit, and its other passages among the candidates are kept on that hit as
+  supporting passages; a row citing two recommendations stands for each of them. Guideline prose
+  (no recommendation) is a result of its own. So top_k means top_k recommendations (or prose
+  passages), never the same recommendation twice. `SearchConfig(collapse=False)` gives the old
+  list (only rule_search chunks de-duplicated), for the comparison in docs/retrieval.md.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -51,6 +57,7 @@ class ScoredHit:
     lexical: float
     fused: float
     boosts: list[Boost] = field(default_factory=list)
+    supporting: list[ScoredHit] = field(default_factory=list)  # other passages of its recommendation
 
 
 @dataclass
@@ -113,6 +120,7 @@ class SearchConfig:
     rerank: bool = True
     boost_scale: float = 1.0  # multiplies the boosts when ordering (the reported score keeps them whole)
     dense_backend: str = "memory"  # "memory" (exact, vectors loaded from Chroma) | "chroma" (HNSW query)
+    collapse: bool = True  # one hit per recommendation, other passages as supporting (False: old list)
 
 
 DEFAULT_CONFIG = SearchConfig()
@@ -193,18 +201,57 @@ def run_search(
         score = min(1.0, max(0.0, relevance + bonus))
         scored.append(ScoredHit(chunk, score, dense_sim, lx, base + config.boost_scale * bonus, boosts))
     scored.sort(key=lambda h: (-h.fused, -h.score, h.chunk.id))
+    out = collapse_hits(scored, p.top_k) if config.collapse else _dedupe_rule_search(scored, p.top_k)
+    return SearchOutcome(out, normalized, degraded, reason)
+
+
+MAX_SUPPORTING = 3  # supporting passages kept per result
+
+
+def collapse_hits(ranked: list[ScoredHit], top_k: int) -> list[ScoredHit]:
+    """Distinct results from ranked passages: one per recommendation (its best passage, the
+    recommendation's other passages as `supporting`), prose passages as results of their own.
+    A passage citing several recommendations becomes the hit of each one not yet seen (its
+    `chunk.recommendation_ids` narrowed to that one), and supports those already seen. After
+    top_k results, the remaining candidates only add supporting passages."""
+    results: list[ScoredHit] = []
+    by_rec: dict[str, ScoredHit] = {}
+    for hit in ranked:
+        ids = hit.chunk.recommendation_ids
+        if not ids:
+            if len(results) < top_k:
+                results.append(hit)
+            continue
+        used = False
+        for rid in ids:
+            head = by_rec.get(rid)
+            if head is None and len(results) < top_k:
+                chunk = hit.chunk if len(ids) == 1 else replace(hit.chunk, recommendation_ids=[rid])
+                head = replace(hit, chunk=chunk, supporting=[])
+                by_rec[rid] = head
+                results.append(head)
+                used = True
+            elif head is not None and not used and head.chunk.id != hit.chunk.id:
+                if len(head.supporting) < MAX_SUPPORTING:
+                    head.supporting.append(hit)
+                used = True  # a passage supports one result (its best-ranked recommendation)
+    return results
+
+
+def _dedupe_rule_search(ranked: list[ScoredHit], top_k: int) -> list[ScoredHit]:
+    """The list before collapsing: only a recommendation's rule_search chunk is de-duplicated."""
     seen: set[tuple[str, ...]] = set()
     out: list[ScoredHit] = []
-    for hit in scored:
+    for hit in ranked:
         key = tuple(hit.chunk.recommendation_ids) if hit.chunk.doc_type == "rule_search" else ()
         if key and key in seen:
             continue
         if key:
             seen.add(key)
         out.append(hit)
-        if len(out) >= p.top_k:
+        if len(out) >= top_k:
             break
-    return SearchOutcome(out, normalized, degraded, reason)
+    return out
 
 
 def _symptom_terms(serving: ServingIndex, p: SearchParams) -> list[str]:

@@ -1,0 +1,165 @@
+"""Calibrate chat's scope classifier (chat.scope) on a held-out part of its training set.
+
+The labelled questions (services/chat/src/chat/data/scope_train.json) are split 80/20, stratified
+by label with a fixed seed. The training part is embedded as chat embeds it at start-up (Embed,
+documents); the held-out part as chat embeds a new message (Embed as_query, i.e. through Search's
+normaliser). For each regularisation C and each threshold on P(in_scope) the held-out part is
+scored: accuracy over the six classes, in/out-of-scope accuracy, false refusals (in-scope
+questions refused) and missed refusals. The threshold chosen is the largest one (most refusals)
+whose held-out false-refusal rate is at most MAX_FALSE_REFUSAL; per-class precision and recall
+are printed for it. Runs against a real retrieval server (--retrieval-addr, else one is started
+and the NG12 PDF ingested).
+
+    .venv/bin/python bench/calibrate_scope.py [--retrieval-addr HOST:PORT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from chat.scope import SCOPE_KINDS, Example, ScopeModel, embed_all, load_examples  # noqa: E402
+from ng12_common.retrieval_client import RetrievalClient  # noqa: E402
+
+SEED = 12
+HOLDOUT = 0.2
+MAX_FALSE_REFUSAL = 0.02
+C_VALUES = (1.0, 3.0, 10.0, 30.0)
+THRESHOLDS = [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)]
+
+
+def split(examples: list[Example]) -> tuple[list[Example], list[Example]]:
+    rng = np.random.default_rng(SEED)
+    train: list[Example] = []
+    held: list[Example] = []
+    for label in SCOPE_KINDS:
+        group = [e for e in examples if e.label == label]
+        order = rng.permutation(len(group))
+        n_held = round(len(group) * HOLDOUT)
+        held += [group[i] for i in order[:n_held]]
+        train += [group[i] for i in order[n_held:]]
+    return train, held
+
+
+def report(
+    model: ScopeModel, vectors: np.ndarray, held: list[Example], threshold: float
+) -> dict[str, object]:
+    probs = model.probabilities(vectors)
+    decided = [model.decide(p, threshold).kind for p in probs]
+    gold = [e.label for e in held]
+    n = len(gold)
+    in_total = sum(g == "in_scope" for g in gold)
+    out_total = n - in_total
+    false_refusals = sum(g == "in_scope" and d != "in_scope" for g, d in zip(gold, decided, strict=True))
+    missed = sum(g != "in_scope" and d == "in_scope" for g, d in zip(gold, decided, strict=True))
+    per_class = {}
+    for label in SCOPE_KINDS:
+        tp = sum(g == label and d == label for g, d in zip(gold, decided, strict=True))
+        predicted = sum(d == label for d in decided)
+        actual = sum(g == label for g in gold)
+        per_class[label] = (tp / predicted if predicted else 0.0, tp / actual if actual else 0.0, actual)
+    errors = [f"{g} -> {d}: {e.text}" for e, g, d in zip(held, gold, decided, strict=True) if g != d]
+    return {
+        "accuracy": sum(g == d for g, d in zip(gold, decided, strict=True)) / n,
+        "scope_accuracy": 1 - (false_refusals + missed) / n,
+        "false_refusal_rate": false_refusals / max(1, in_total),
+        "missed_refusal_rate": missed / max(1, out_total),
+        "per_class": per_class,
+        "errors": errors,
+    }
+
+
+async def run(addr: str) -> None:
+    examples = load_examples()
+    train, held = split(examples)
+    client = RetrievalClient(addr, timeout_seconds=60)
+    train_vectors, version = await embed_all(client, [e.text for e in train])
+    held_query, _ = await embed_all(client, [e.text for e in held], as_query=True)
+    held_doc, _ = await embed_all(client, [e.text for e in held])
+    await client.close()
+    print(f"index {version}: {len(examples)} examples, {len(train)} train / {len(held)} held out")
+    print("held out by label:", dict(Counter(e.label for e in held)))
+    print(
+        "\n| C | held-out embedding | threshold | accuracy (6 classes) | in/out accuracy | false refusals "
+        "| missed refusals |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    best: tuple[float, float, float] | None = None  # (missed, -threshold..., C)
+    chosen: dict[float, float] = {}
+    for c in C_VALUES:
+        model = ScopeModel.fit(train_vectors, [e.label for e in train], c=c)
+        pick = None
+        for t in THRESHOLDS:
+            r = report(model, held_query, held, t)
+            if r["false_refusal_rate"] <= MAX_FALSE_REFUSAL:  # type: ignore[operator]
+                pick = (t, r)
+        if pick is None:
+            continue
+        t, r = pick
+        chosen[c] = t
+        for name, vecs in (("query", held_query), ("document", held_doc)):
+            rr = report(model, vecs, held, t)
+            print(
+                f"| {c:g} | {name} | {t:.2f} | {rr['accuracy']:.3f} | {rr['scope_accuracy']:.3f} | "
+                f"{rr['false_refusal_rate']:.3f} | {rr['missed_refusal_rate']:.3f} |"
+            )
+        key = (float(r["missed_refusal_rate"]), -float(r["accuracy"]), c)  # type: ignore[arg-type]
+        if best is None or key < best:
+            best = key
+    if best is None:
+        print("no threshold keeps false refusals within", MAX_FALSE_REFUSAL)
+        return
+    c = best[2]
+    t = chosen[c]
+    model = ScopeModel.fit(train_vectors, [e.label for e in train], c=c)
+    r = report(model, held_query, held, t)
+    print(f"\nchosen: C={c:g}, threshold P(in_scope) < {t:.2f} -> out of scope")
+    print(
+        f"held-out accuracy {r['accuracy']:.3f} (6 classes), in/out of scope {r['scope_accuracy']:.3f}, "
+        f"false refusals {r['false_refusal_rate']:.3f}, missed refusals {r['missed_refusal_rate']:.3f}"
+    )
+    print("| class | precision | recall | n |\n|---|---|---|---|")
+    for label, (p, rec, n) in r["per_class"].items():  # type: ignore[attr-defined]
+        print(f"| {label} | {p:.3f} | {rec:.3f} | {n} |")
+    print("\nthreshold sweep at the chosen C (held out, query embeddings):")
+    for t2 in THRESHOLDS:
+        rr = report(model, held_query, held, t2)
+        print(
+            f"  t={t2:.2f}: accuracy {rr['accuracy']:.3f}, false refusals {rr['false_refusal_rate']:.3f}, "
+            f"missed {rr['missed_refusal_rate']:.3f}"
+        )
+    print("\nheld-out errors at the chosen threshold:")
+    for line in r["errors"]:  # type: ignore[attr-defined]
+        print("  -", line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--retrieval-addr", default="")
+    args = parser.parse_args()
+    if args.retrieval_addr:
+        asyncio.run(run(args.retrieval_addr))
+        return
+    from ingestion.pipeline import ingest_pdf
+    from tests.support import find_pdf, start_retrieval, stop_process
+
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port, _, _ = start_retrieval(Path(tmp))
+        try:
+            ingest_pdf(find_pdf(), f"127.0.0.1:{port}")
+            asyncio.run(run(f"127.0.0.1:{port}"))
+        finally:
+            stop_process(proc)  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    main()

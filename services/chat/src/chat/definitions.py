@@ -1,0 +1,60 @@
+"""Questions about what NG12 means by a term: answered from its "Terms used in this guideline".
+
+`asked_term` finds a definition question ("what does 'unexplained' mean?", "define very urgent",
+"how does NG12 define persistent?", "what counts as urgent?", "what is a suspected cancer pathway
+referral?") about one of the terms NG12 defines, and returns the term as the guideline heads its
+definition; chat then quotes that passage, verbatim, with its page.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The terms NG12 defines (its "Terms used in this guideline"), and other ways of naming them.
+TERMS: dict[str, tuple[str, ...]] = {
+    "Children and young people": ("children and young people", "cyp"),
+    "Children": ("children", "child"),
+    "Young people": ("young people", "young person"),
+    "Consistent with": ("consistent with",),
+    "Direct access": ("direct access", "direct-access"),
+    "Immediate": ("immediate", "immediately", "immediate referral"),
+    "Non-urgent": ("non-urgent", "non urgent", "routine"),
+    "Persistent": ("persistent",),
+    "Raises the suspicion of": ("raises the suspicion of", "raises suspicion"),
+    "Safety netting": ("safety netting", "safety-netting", "safety net"),
+    "Suspected cancer pathway referral": (
+        "suspected cancer pathway referral",
+        "suspected cancer pathway",
+        "2ww",
+        "2 week wait",
+        "two week wait",
+        "2-week wait",
+    ),
+    "Unexplained": ("unexplained",),
+    "Very urgent": ("very urgent", "very urgently"),
+    "Urgent": ("urgent", "urgently"),
+}
+_ALIASES = sorted(
+    ((alias, term) for term, aliases in TERMS.items() for alias in aliases), key=lambda x: -len(x[0])
+)
+_ALT = "|".join(re.escape(a) for a, _ in _ALIASES)
+_QUESTION = re.compile(
+    rf"\b(?:what (?:does|do) (?:ng12|nice|the guideline|it) mean by|what is meant by|what's meant by|"
+    rf"what (?:does|do|is the meaning of|counts as|exactly is|is|are)|define|definition of|meaning of|"
+    rf"how (?:does|do) (?:ng12|nice|the guideline) define|what timeframe is|what time ?frame is|"
+    rf"how (?:quick|fast|soon|long) is|what age counts as|which ages? (?:counts? as|are)|what's)\s+"
+    rf"(?:an?\s+|the\s+)?['\"‘“]?(?P<term>{_ALT})['\"’”]?"
+    rf"(?:\s+(?:mean|means|refer to|stand for))?"
+    rf"(?:\s+(?:in|according to|by|for|under)\s+"
+    rf"(?:ng12|nice|the guideline|this guideline|nice ng12))?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+_TERM_OF = {alias: term for alias, term in _ALIASES}
+
+
+def asked_term(message: str) -> str | None:
+    """The NG12-defined term a definition question asks about, or None."""
+    m = _QUESTION.search(message.strip())
+    if not m:
+        return None
+    return _TERM_OF.get(m.group("term").lower())
