@@ -176,3 +176,82 @@ def test_knowledge_cache_refetches_when_the_version_changes(retrieval_addr: str)
     first, same, other = asyncio.run(scenario())
     assert same is first
     assert other is not first and other.index_version == first.index_version
+
+
+def test_lay_words_abbreviations_and_context_are_read(knowledge: GuidelineKnowledge) -> None:
+    """The issue's records: blood the patient coughs up or passes is read, with the tier that decided."""
+    haemoptysis = assess(
+        _record(
+            age=47,
+            gender="Female",
+            smoking_history="Ex-Smoker",
+            symptoms=["brought up blood when coughing, twice this week"],
+        ),
+        knowledge,
+    )
+    assert "1.1.1" in haemoptysis.matched_ids and haemoptysis.complete
+    read = {f.concept: f for f in haemoptysis.findings if f.concept}
+    assert read["haemoptysis"].tier == "curated" and read["haemoptysis"].status == "finding"
+    pee = assess(_record(age=63, symptoms=["blood in his pee"]), knowledge)
+    assert {"1.6.4", "1.6.6"} <= set(pee.matched_ids)
+    swallow = assess(_record(age=59, symptoms=["meat gets stuck when he swallows"]), knowledge)
+    assert {"1.2.1", "1.2.7"} <= set(swallow.matched_ids)
+    weight = assess(_record(age=62, symptoms=["lost 8 kg without trying", "tummy pain"]), knowledge)
+    assert {"1.2.5", "1.13.2"} <= set(weight.matched_ids)  # 60+ with weight loss and abdominal pain
+    family = assess(
+        _record(age=50, gender="Female", symptoms=["mother had breast cancer", "no cough"]), knowledge
+    )
+    assert family.top_action == "no_criteria_met" and family.complete
+    statuses = {f.clause: f.status for f in family.findings}
+    assert statuses["mother had breast cancer"] == "family" and "cough" not in family.facts.symptoms
+
+
+def test_unread_finding_is_never_no_criteria_met(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(_record(age=55, symptoms=["odd tingling in the left elbow"]), knowledge)
+    assert outcome.top_action == "incomplete" and not outcome.complete
+    assert "no criterion is met" not in outcome.recommended_action.lower()
+    assert "odd tingling in the left elbow" in outcome.recommended_action
+    assert [r.kind for r in outcome.needs_review] == ["unread_finding"]
+
+
+def test_explained_and_persisting_findings(knowledge: GuidelineKnowledge) -> None:
+    explained = assess(
+        _record(
+            age=61,
+            smoking_history="Ex-Smoker",
+            symptoms=["productive cough", "temperature 38.5"],
+            history=["chest infection diagnosed 3 days ago, on amoxicillin and getting better"],
+        ),
+        knowledge,
+    )
+    assert explained.top_action == "no_criteria_met", explained.matched_ids
+    assert any("explained by acute chest infection" in a for a in explained.assumptions)
+    persists = assess(
+        _record(
+            age=60,
+            symptoms=["visible haematuria"],
+            history=["UTI treated with nitrofurantoin, haematuria persists after the course"],
+        ),
+        knowledge,
+    )
+    assert {"1.6.4", "1.6.6"} <= set(persists.matched_ids)
+    treated = assess(
+        _record(age=60, symptoms=["visible haematuria"], history=["UTI on trimethoprim"]), knowledge
+    )
+    assert "1.6.6" not in treated.matched_ids
+
+
+def test_results_as_people_write_them(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(
+        _record(
+            age=64,
+            gender="Female",
+            symptoms=["tired all the time"],
+            test_results={"Hb": "118 g/L", "PSA": 1.0, "ESR": 30, "FIT": "7 ug/g"},
+        ),
+        knowledge,
+    )
+    shown = {t.key: t for t in outcome.test_interpretations}
+    assert "118 g/L < 120 g/L (women)" in shown["Hb"].rule and shown["Hb"].finding
+    assert shown["FIT"].value_used == 7.0
+    assert {u.key for u in outcome.unused_test_results} >= {"ESR"}

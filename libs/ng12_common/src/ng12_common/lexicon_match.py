@@ -35,7 +35,11 @@ from ng12_common.knowledge import LexiconEntry
 from ng12_common.reading.context import ContextStatus, default_rules
 
 # Words dropped from both terms and text before matching (articles, laterality, possessives).
-_STOP = {"the", "a", "an", "his", "her", "their", "my", "left", "right", "both", "one", "single"}
+_STOP = {
+    "the", "a", "an", "his", "her", "their", "my", "left", "right", "both", "one", "single",
+    # record shorthand for the side (Oxford Handbook of General Practice: L, R, lt, rt)
+    "l", "r", "lt", "rt",
+}
 
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [

@@ -216,7 +216,10 @@ def assess(
         reading.unread_tests
     )
     complete = not unread
-    top_action = met[0].action if met else (NO_CRITERIA_MET if complete else INCOMPLETE)
+    # The headline is what the record firmly meets; a match that relies on a judgement call (a
+    # duration taken as "persistent") is listed and reviewed, and heads only when nothing is firm.
+    firm = [r for r in met if not results[r.id].provisional]
+    top_action = (firm or met)[0].action if met else (NO_CRITERIA_MET if complete else INCOMPLETE)
     top = [r for r in met if r.action == top_action]
     sites: list[str] = []
     for r in met:

@@ -19,6 +19,7 @@ criteria evaluator. No I/O here: the semantic step is the caller's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,13 @@ from ng12_common.reading.explanations import apply_explanations
 from ng12_common.reading.labs import LabReading, new_onset_adjustments, read_inline, read_result
 
 _FIELDS: tuple[RecordField, ...] = ("symptoms", "exam_findings", "history")
+# A urine dipstick result: blood on a dipstick is non-visible haematuria (NICE CKS Haematuria);
+# the other pads (nitrites, leucocytes, protein) are not NG12 findings.
+_DIPSTICK = re.compile(r"\b(dipstick|urine dip|dip|urinalysis|ua|udip)\b", re.I)
+_DIP_BLOOD = re.compile(
+    r"\b(blood|bld|rbc|haem\w*)\b\s*[:=]?\s*(\+{1,4}|\d\s*\+|positive|pos|trace|tr|neg\w*|nil|-ve|0)", re.I
+)
+_DIP_NEGATIVE = re.compile(r"^(neg\w*|nil|-ve|0)$", re.I)
 
 
 @dataclass
@@ -114,6 +122,8 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
     for fld in _FIELDS:
         for entry in r.get(fld) or []:
             for sentence in split_sentences(str(entry)):
+                if _read_dipstick(reading, fld, str(entry), sentence):
+                    continue
                 inline = read_inline(sentence, sex, age)
                 if inline is not None:
                     reading.labs.append(inline)
@@ -134,6 +144,43 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
     for key, value in (r.get("test_results") or {}).items():
         _read_test(reading, str(key), value, sex, age, lexicon)
     return reading
+
+
+def _read_dipstick(reading: RecordReading, fld: RecordField, entry: str, sentence: str) -> bool:
+    """A urine dipstick line: blood on it is non-visible haematuria; True when the line was one."""
+    if not _DIPSTICK.search(sentence):
+        return False
+    m = _DIP_BLOOD.search(sentence)
+    if m is None:
+        reading.findings.append(
+            FindingRead(field=fld, entry=entry, clause=sentence, status="test", evidence="urine dipstick")
+        )
+        return True
+    negative = bool(_DIP_NEGATIVE.match(m.group(2).strip()))
+    match = ConceptMatch(
+        concept="haematuria",
+        kind="symptom",
+        matched_text=m.group(0),
+        tier="curated",
+        negated=negative,
+        context="negated" if negative else None,
+        modifiers=["non_visible"],
+    )
+    if fld != "history" or not negative:
+        _add(reading.facts, match, entry)
+    reading.findings.append(
+        FindingRead(
+            field=fld,
+            entry=entry,
+            clause=sentence,
+            concept="haematuria",
+            label="non-visible haematuria",
+            tier="curated",
+            evidence=m.group(0),
+            status="absent" if negative else "finding",
+        )
+    )
+    return True
 
 
 def _read_leftover(
@@ -187,6 +234,8 @@ def _read_test(
     age: int | None,
     lexicon: Sequence[LexiconEntry],
 ) -> None:
+    if _read_dipstick(reading, "test_results", f"{key}: {value}", f"{key}: {value}"):
+        return
     lab = read_result(key, value, sex, age)
     if lab is not None:
         reading.labs.append(lab)
