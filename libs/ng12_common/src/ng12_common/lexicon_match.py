@@ -19,6 +19,7 @@ vocabulary of its own, only grammar cues (negation, modifiers, units).
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -256,7 +257,7 @@ def _stem_words(words: list[str]) -> list[str]:
 
 def _contiguous(text: str, words: list[tuple[int, int, str]]) -> bool:
     """The words follow each other with only spaces or stop words between them."""
-    for (_a, b, _w), (c, _d, _x) in zip(words, words[1:], strict=False):
+    for (_a, b, _w), (c, _d, _x) in itertools.pairwise(words):
         gap = text[b:c].split()
         if any(g not in _STOP for g in gap):
             return False

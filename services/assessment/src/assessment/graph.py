@@ -247,7 +247,7 @@ STEPS: tuple[tuple[str, Node, str], ...] = (
 def build_graph(deps: AssessmentDeps) -> CompiledStateGraph[Any, Any, Any, Any]:
     graph = StateGraph(AssessmentState)
     for name, node, next_node in STEPS:
-        bound = partial(node, deps=deps)
+        bound = partial(node, deps=deps)  # type: ignore[call-arg]
         graph.add_node(name, routed(bound, _route(next_node)), destinations=(next_node, "handle_error"))
     graph.add_node("handle_error", handle_error)
     graph.add_edge(START, "fetch_patient")

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from ng12_common.reading.record import RecordReading
 
 _PERSISTS = re.compile(
-    r"\b(persist\w*|recur\w*|still|ongoing|continu\w*|despite|after (completing|finishing|treatment|antibiotics|"
+    r"\b(persist\w*|recur\w*|still|ongoing|continu\w*|despite|"
+    r"after (completing|finishing|treatment|antibiotics|"
     r"successful|the course)|not resolved|not settled|not improving|returned|came back|again|since treatment|"
     r"post treatment|after treatment|treated but|completed (a )?course)\b"
 )
@@ -100,7 +101,8 @@ def apply_explanations(reading: RecordReading) -> list[str]:
             if not _RECURRENT.search(said) and not ({"persistent", "recurrent"} & infection.modifiers):
                 del facts.symptoms[rule.acute_infection]
                 notes.append(
-                    f"'{source}' is read as one acute infection (the diagnosis), not as a persistent or recurrent "
+                    f"'{source}' is read as one acute infection (the diagnosis), "
+                    "not as a persistent or recurrent "
                     f"{rule.acute_infection.replace('_', ' ')}."
                 )
         explained: list[str] = []
@@ -111,7 +113,8 @@ def apply_explanations(reading: RecordReading) -> list[str]:
             own = _norm(fact.text or "")
             if persists or _PERSISTS.search(own):
                 notes.append(
-                    f"{concept.replace('_', ' ')} is NOT taken as explained by {rule.diagnosis}: the record says it "
+                    f"{concept.replace('_', ' ')} is NOT taken as explained by {rule.diagnosis}: "
+                    "the record says it "
                     "persists or recurs after the cause was treated."
                 )
                 continue

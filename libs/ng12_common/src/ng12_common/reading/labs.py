@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 LabKind = Literal["ng12_threshold", "reference_range", "qualitative", "not_ng12"]
 _EARLIER = re.compile(
-    r"\b(ago|previous|previously|prior|last year|a year|1 year|one year|12 months|baseline|old|earlier|before|"
+    r"\b(ago|previous|previously|prior|last year|a year|1 year|one year|12 months|baseline|old|"
+    r"earlier|before|"
     r"in 20\d\d|20\d\d)\b"
 )
 _FASTING = re.compile(r"\bfasting\b|\bfbg\b")
@@ -212,11 +213,17 @@ def read_result(
             fired, op = band, symbol
         elif not op:
             op = {"<": "≥", ">": "≤", "≥": "<"}[symbol]
-            base.rule = f"{prefix}{used:g} {test.unit} {op} {band.value:g} {test.unit} ({band.label}): not {_finding_words(test)}"
+            base.rule = (
+                f"{prefix}{used:g} {test.unit} {op} {band.value:g} {test.unit} ({band.label}): "
+                f"not {_finding_words(test)}"
+            )
         break
     if fired is not None:
         base.finding = test.finding
-        base.rule = f"{prefix}{used:g} {test.unit} {op} {fired.value:g} {test.unit} ({fired.label}) -> {_finding_words(test)}"
+        base.rule = (
+            f"{prefix}{used:g} {test.unit} {op} {fired.value:g} {test.unit} ({fired.label}) "
+            f"-> {_finding_words(test)}"
+        )
     elif not base.rule:
         base.rule = f"{prefix}{used:g} {test.unit}: no reference range for this patient's age and sex"
     return base
@@ -227,7 +234,8 @@ def _finding_words(test: LabTest) -> str:
 
 
 _INLINE = re.compile(
-    r"^\s*(?P<name>[a-z][a-z0-9 ]*?)\s*(?:is|was|of|at|=|:)?\s*(?P<value>[<>≤≥]?=?\s*\d+(?:\.\d+)?\s*[a-z%/^0-9 ]*)$"
+    r"^\s*(?P<name>[a-z][a-z0-9 ]*?)\s*(?:is|was|of|at|=|:)?\s*"
+    r"(?P<value>[<>≤≥]?=?\s*\d+(?:\.\d+)?\s*[a-z%/^0-9 ]*)$"
 )
 
 

@@ -35,7 +35,7 @@ from ng12_common.lexicon_match import (
     parse_smoking,
     read_phrase,
 )
-from ng12_common.models import FindingRead, RecordField
+from ng12_common.models import FindingRead, FindingStatus, RecordField
 from ng12_common.reading.clauses import is_clinical, other_finding, split_sentences
 from ng12_common.reading.context import default_rules
 from ng12_common.reading.explanations import apply_explanations
@@ -203,7 +203,7 @@ def _read_leftover(
         return
     status = rules.status(clause, "")
     if status is not None:  # "no pain passing urine", "mother had breast cancer"
-        shown = "absent" if status == "negated" else status
+        shown: FindingStatus = "absent" if status == "negated" else status
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status=shown))
         return
     other = other_finding(clause)
@@ -265,7 +265,7 @@ def _read_test(
 
 def apply_semantic(
     reading: RecordReading,
-    decisions: Sequence[tuple[str, str, float] | tuple[None, str, float] | None],
+    decisions: Sequence[tuple[str | None, str, float] | None],
     lexicon: Sequence[LexiconEntry],
 ) -> None:
     """Record tier 3's decision for each pending clause, in order: (concept, kind, score) when it
@@ -310,7 +310,8 @@ def _iron_deficiency(reading: RecordReading) -> None:
         facts.symptoms["iron_deficiency_anaemia"] = SymptomFact(text="low haemoglobin and low ferritin")
         facts.findings.add("iron_deficiency_anaemia")
         reading.explanations.append(
-            "Iron-deficiency anaemia read from the results: low haemoglobin with ferritin below 30 micrograms/L "
+            "Iron-deficiency anaemia read from the results: low haemoglobin with ferritin below "
+            "30 micrograms/L "
             "(NICE CKS Anaemia - iron deficiency)."
         )
 
