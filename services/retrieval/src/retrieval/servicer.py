@@ -203,7 +203,8 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         texts = list(request.texts)
         if not 1 <= len(texts) <= MAX_EMBED_TEXTS:
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"texts must hold 1-{MAX_EMBED_TEXTS} items, got {len(texts)}"
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"texts must hold 1-{MAX_EMBED_TEXTS} items, got {len(texts)}",
             )
         bad = [i for i, t in enumerate(texts) if not t.strip() or len(t) > MAX_EMBED_CHARS]
         if bad:
@@ -314,5 +315,3 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     ) -> pb.IndexVersion:
         serving = await self._serving(context)
         return convert.version_to_pb(serving.record)
-
-
