@@ -5,7 +5,11 @@ the first turn of each conversation; refusals excluded) in chat mode, and the de
 patients of assessment_dev.json in assessment mode (symptoms, findings, history and textual
 test results as the query; the patient profile for reranking). Expected: each case's
 must_cite ids. Configurations: dense only, BM25 only, hybrid (RRF and weighted fusion),
-hybrid + rerank. Runs on the real index: a real retrieval server builds it from the NG12 PDF,
+hybrid + rerank, and the default with and without collapsing hits to distinct recommendations
+(issue 12: before, one recommendation could fill several of the top 5 slots; "repeats@5" is the
+share of queries whose top 5 hits name a recommendation id twice; "recall@5 distinct" counts the
+first 5 distinct recommendation ids, however many hits carry them). Runs on the real index: a real
+retrieval server builds it from the NG12 PDF,
 then the store is opened in-process.
 """
 
@@ -39,6 +43,7 @@ CONFIGS = {
     "hybrid (weighted 0.6)": SearchConfig(fusion="weighted", dense_weight=0.6, rerank=False),
     "hybrid (RRF) + rerank": SearchConfig(fusion="rrf", rerank=True),
     "hybrid (weighted 0.6) + rerank": SearchConfig(fusion="weighted", dense_weight=0.6, rerank=True),
+    "hybrid (weighted 0.7) + rerank, not collapsed (before issue 12)": SearchConfig(collapse=False),
     "hybrid (weighted 0.7) + rerank (default)": SearchConfig(),
     "default, dense candidates from Chroma's HNSW query": SearchConfig(dense_backend="chroma"),
 }
@@ -113,10 +118,15 @@ def score(
     assert store.serving is not None
     recall = {1: 0.0, 5: 0.0, 10: 0.0}
     mrr = 0.0
+    repeats = 0
+    distinct5 = 0.0
     misses: list[str] = []
     for q in queries:
         hits = run_search(store.serving, embedder, q.params, config).hits
         ids = ranked_ids(hits)
+        top5 = [rid for h in hits[:5] for rid in h.chunk.recommendation_ids]
+        repeats += len(top5) != len(set(top5))
+        distinct5 += sum(1 for e in q.expected if e in ids[:5]) / len(q.expected)
         for k in recall:  # recall@k: expected ids carried by the top-k hits
             top = ranked_ids(hits[:k])
             recall[k] += sum(1 for e in q.expected if e in top) / len(q.expected)
@@ -126,7 +136,15 @@ def score(
         if missing:
             misses.append(f"{q.case}: {','.join(missing)}")
     n = len(queries)
-    return {"r1": recall[1] / n, "r5": recall[5] / n, "r10": recall[10] / n, "mrr": mrr / n, "misses": misses}
+    return {
+        "r1": recall[1] / n,
+        "r5": recall[5] / n,
+        "r10": recall[10] / n,
+        "mrr": mrr / n,
+        "repeats": repeats / n,
+        "d5": distinct5 / n,
+        "misses": misses,
+    }
 
 
 def main() -> None:
@@ -145,12 +163,19 @@ def main() -> None:
             f"{len(queries)} queries ({sum(q.params.mode == 'chat' for q in queries)} chat, "
             f"{sum(q.params.mode == 'assessment' for q in queries)} assessment); top_k 10"
         )
-        print("| configuration | recall@1 | recall@5 | recall@10 | MRR |\n|---|---|---|---|---|")
+        print(
+            "| configuration | recall@1 | recall@5 | recall@10 | MRR | repeats@5 | recall@5 distinct |\n"
+            "|---|---|---|---|---|---|---|"
+        )
         results = {}
         for name, config in CONFIGS.items():
             r = score(store, embedder, queries, config)
             results[name] = r
-            print(f"| {name} | {r['r1']:.3f} | {r['r5']:.3f} | {r['r10']:.3f} | {r['mrr']:.3f} |", flush=True)
+            print(
+                f"| {name} | {r['r1']:.3f} | {r['r5']:.3f} | {r['r10']:.3f} | {r['mrr']:.3f} "
+                f"| {r['repeats']:.2f} | {r['d5']:.3f} |",
+                flush=True,
+            )
         for name, r in results.items():
             if "rerank" in name:
                 print(f"misses@5 for {name}: {'; '.join(r['misses']) or 'none'}")
