@@ -11,6 +11,7 @@ import pytest
 
 from assessment.engine import MAX_NEAR_MISSES, assess
 from assessment.knowledge import GuidelineKnowledge, KnowledgeCache
+from assessment.narrative import rules_reasoning
 from ng12_common.models import PatientRecord
 from ng12_common.retrieval_client import RetrievalClient
 
@@ -212,6 +213,14 @@ def test_unread_finding_is_never_no_criteria_met(knowledge: GuidelineKnowledge) 
     assert "no criterion is met" not in outcome.recommended_action.lower()
     assert "odd tingling in the left elbow" in outcome.recommended_action
     assert [r.kind for r in outcome.needs_review] == ["unread_finding"]
+    reasoning = rules_reasoning(outcome, knowledge.index_version)
+    assert "criterion is met" not in reasoning and "incomplete" in reasoning
+
+
+def test_a_duration_in_a_line_is_not_a_test_result(knowledge: GuidelineKnowledge) -> None:
+    """'t' is shorthand for temperature, but "can't swallow for 2 weeks" is dysphagia."""
+    outcome = assess(_record(age=59, symptoms=["can't swallow for 2 weeks"]), knowledge)
+    assert {"1.2.1", "1.2.7"} <= set(outcome.matched_ids) and outcome.test_interpretations == []
 
 
 def test_explained_and_persisting_findings(knowledge: GuidelineKnowledge) -> None:

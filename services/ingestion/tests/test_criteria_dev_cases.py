@@ -20,7 +20,7 @@ import pytest
 
 from ng12_common.criteria import EvalContext, evaluate_all
 from ng12_common.knowledge import LexiconEntry
-from ng12_common.lexicon_match import facts_from_record
+from ng12_common.reading.record import facts_from_record
 
 sys.path.insert(0, str(Path(__file__).parent))
 from criteria_fixtures import *  # noqa: F403 (session fixtures)

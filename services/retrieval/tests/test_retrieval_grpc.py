@@ -145,10 +145,17 @@ def test_embed_returns_unit_vectors_in_order(stub, retrieval_server) -> None:  #
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.2
 
 
-def test_embed_as_query_shares_the_search_cache(stub) -> None:  # type: ignore[no-untyped-def]
-    a = stub.Embed(pb.EmbedRequest(texts=["a brand new question about dysphagia"], as_query=True), timeout=10)
-    b = stub.Embed(pb.EmbedRequest(texts=["a brand new question about dysphagia"], as_query=True), timeout=10)
-    assert list(a.embeddings[0].values) == list(b.embeddings[0].values)
+def test_embed_as_query_shares_the_search_cache(stub, retrieval_server) -> None:  # type: ignore[no-untyped-def]
+    """A message embedded as a query is not embedded again by the Search that follows."""
+    name = "ng12_retrieval_query_cache_total"
+    text = "a brand new question about dysphagia in a 61 year old"
+    misses = _counter(retrieval_server.metrics_port, name, "miss")
+    stub.Embed(pb.EmbedRequest(texts=[text], as_query=True), timeout=10)
+    assert _counter(retrieval_server.metrics_port, name, "miss") == misses + 1
+    hits = _counter(retrieval_server.metrics_port, name, "hit")
+    _search(stub, text)
+    assert _counter(retrieval_server.metrics_port, name, "hit") == hits + 1
+    assert _counter(retrieval_server.metrics_port, name, "miss") == misses + 1
 
 
 @pytest.mark.parametrize(

@@ -79,10 +79,11 @@ ASSUMPTIONS: list[str] = [
     "The ovarian recommendations 1.5.1-1.5.9 apply to women aged 18 and over.",
     "'X and over' includes X; 'under X' excludes X.",
     "A symptom that is not recorded, or is recorded as absent, counts as absent.",
-    "Only numeric thresholds stated in NG12 are applied (FIT, CA125, the PSA table, the weighted "
-    "7-point checklist, lesion diameter). Results NG12 names without a number (thrombocytosis or "
-    "raised platelet count, low haemoglobin, raised white cell count, high blood glucose) count "
-    "only when the record reports them as such.",
+    "NG12's own numeric thresholds are applied as NG12 states them (FIT, CA125, the PSA table, the "
+    "weighted 7-point checklist, lesion diameter). Results NG12 names without a number (low "
+    "haemoglobin, thrombocytosis, raised white cell count, hypercalcaemia, new-onset diabetes, high "
+    "blood glucose) count when the record reports them as such, or when a result given as a number "
+    "is outside the documented reference range shown with it (test_interpretations).",
     "'Ever smoked' means a current or ex-smoker.",
     "Recommendations written for women or men are matched on the recorded sex; the prostate "
     "recommendations (1.6.1-1.6.3, written for 'people') are applied to patients recorded as male.",

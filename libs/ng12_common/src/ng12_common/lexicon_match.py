@@ -1,17 +1,18 @@
-"""Map free-text GP phrases to NG12 lexicon concepts, and a patient record to PatientFacts.
+"""Map free-text GP phrases to NG12 lexicon concepts (tiers 1 and 2), with their ConText status.
 
 ``match_concepts("unexplained hemoptysis", lexicon)`` finds the concepts a phrase names (longest
 term first, never overlapping), with the modifiers it states (unexplained, persistent, recurrent,
-visible, increasing in size, ...), numeric qualifiers (size in mm, duration in days), negation
-("no weight loss") and explanation ("fatigue due to anaemia").
+visible, increasing in size, ...), numeric qualifiers (size in mm, duration in days), ConText
+status (absent, someone else's, resolved, hypothetical: ``ng12_common.reading.context``),
+explanation ("fatigue due to anaemia") and the tier that matched (the guideline's words exactly or
+by word stems, or a curated lay term).
 
 Modifiers and qualifiers belong to the concepts of their own segment of the phrase (segments are
 split at commas, semicolons and "and"/"but"); a segment that names no concept ("..., largest
 diameter 8 mm") qualifies the concept before it.
 
-``facts_from_record`` turns a patient record (age, gender, smoking, symptoms, history,
-exam_findings, test_results) into :class:`ng12_common.criteria.PatientFacts` for the evaluator,
-returning the phrases it could not map so they can be shown as unrecognised.
+``read_phrase`` also returns the clauses that named no concept; ``ng12_common.reading.record``
+reads a whole patient record with it (and tests, explanations and the semantic tier).
 
 The lexicon data comes from the knowledge base (``KnowledgeBase.lexicon``): this module holds no
 vocabulary of its own, only grammar cues (negation, modifiers, units).
@@ -22,10 +23,10 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Literal
 
 import snowballstemmer
 import yaml
@@ -37,9 +38,23 @@ from ng12_common.reading.context import ContextStatus, default_rules
 
 # Words dropped from both terms and text before matching (articles, laterality, possessives).
 _STOP = {
-    "the", "a", "an", "his", "her", "their", "my", "left", "right", "both", "one", "single",
+    "the",
+    "a",
+    "an",
+    "his",
+    "her",
+    "their",
+    "my",
+    "left",
+    "right",
+    "both",
+    "one",
+    "single",
     # record shorthand for the side (Oxford Handbook of General Practice: L, R, lt, rt)
-    "l", "r", "lt", "rt",
+    "l",
+    "r",
+    "lt",
+    "rt",
 }
 
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
@@ -312,6 +327,14 @@ def _segments(text: str, protected: list[tuple[int, int]]) -> list[tuple[int, in
     return spans
 
 
+def clause_cues(text: str) -> tuple[list[str], dict[str, float]]:
+    """The modifiers and qualifiers a clause states (for a concept found by other means)."""
+    text = normalise_phrase(text, keep_stop_words=True)
+    mods = _modifiers(text)
+    mods.discard("explained")
+    return sorted(mods), _qualifiers(text)
+
+
 def _modifiers(text: str) -> set[str]:
     found = {mod for mod, pat in _MODIFIER_CUES if pat.search(text)}
     if "non_visible" in found:
@@ -472,19 +495,9 @@ def parse_smoking(text: str | None) -> str | None:
     return None
 
 
-def _as_number(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    if isinstance(v, str):
-        m = re.fullmatch(r"\s*[<>]?=?\s*(\d+(?:\.\d+)?)\s*[a-zA-Z/µ%.^0-9 ]*", v)
-        if m:
-            return float(m.group(1))
-    return None
-
-
-def _add(facts: PatientFacts, m: ConceptMatch, text: str) -> None:
+def add_match(facts: PatientFacts, m: ConceptMatch, text: str) -> None:
+    """Record one match in the facts: absent, history, a test value, or a symptom or finding
+    (modifiers and qualifiers merged with what the record already said about it)."""
     kind = m.kind
     if m.negated:
         facts.negated.add(m.concept)
@@ -506,60 +519,3 @@ def _add(facts: PatientFacts, m: ConceptMatch, text: str) -> None:
     facts.symptoms[m.concept] = SymptomFact(modifiers=mods, qualifiers=quals, text=text)
     if kind == "finding":
         facts.findings.add(m.concept)
-
-
-def facts_from_record(
-    record: Mapping[str, Any] | BaseModel, lexicon: Sequence[LexiconEntry]
-) -> tuple[PatientFacts, list[str]]:
-    """PatientFacts from a patient record; also the phrases no concept was found in."""
-    facts, phrases, tests = facts_and_unmatched(record, lexicon)
-    return facts, [*phrases, *tests]
-
-
-def facts_and_unmatched(
-    record: Mapping[str, Any] | BaseModel, lexicon: Sequence[LexiconEntry]
-) -> tuple[PatientFacts, list[str], list[str]]:
-    """PatientFacts from a patient record, the free-text phrases (symptoms, findings, history)
-    no concept was found in, and the test results that could not be read ("key: value")."""
-    r: Mapping[str, Any] = record.model_dump() if isinstance(record, BaseModel) else record
-    facts = PatientFacts(
-        age=r.get("age"),
-        sex=parse_sex(r.get("gender") or r.get("sex")),  # type: ignore[arg-type]
-        smoking=parse_smoking(r.get("smoking_history") or r.get("smoking")),  # type: ignore[arg-type]
-        duration_days=r.get("symptom_duration_days"),
-    )
-    unrecognised: list[str] = []
-    phrases: Iterable[str] = [
-        *(r.get("symptoms") or []),
-        *(r.get("exam_findings") or []),
-        *(r.get("history") or []),
-    ]
-    for phrase in phrases:
-        matches = match_concepts(phrase, lexicon)
-        if not matches:
-            unrecognised.append(phrase)
-        for m in matches:
-            _add(facts, m, phrase)
-    unread_tests: list[str] = []
-    for key, value in (r.get("test_results") or {}).items():
-        _add_test_result(facts, str(key), value, lexicon, unread_tests)
-    return facts, unrecognised, unread_tests
-
-
-def _add_test_result(
-    facts: PatientFacts, key: str, value: Any, lexicon: Sequence[LexiconEntry], unrecognised: list[str]
-) -> None:
-    key_words = key.replace("_", " ")
-    number = _as_number(value)
-    key_tests = [m for m in match_concepts(key_words, lexicon) if m.kind == "test"]
-    if number is not None and key_tests:
-        facts.tests[key_tests[0].concept] = number
-        return
-    phrase = f"{key_words} {value}"
-    matches = [m for m in match_concepts(phrase, lexicon) if m.kind != "test"]
-    if not matches and isinstance(value, str):  # {"serum_protein_electrophoresis": "suggests myeloma"}
-        matches = [m for m in match_concepts(f"results {value}", lexicon) if m.kind != "test"]
-    if not matches:
-        unrecognised.append(f"{key}: {value}")
-    for m in matches:
-        _add(facts, m, phrase)

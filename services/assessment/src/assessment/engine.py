@@ -212,10 +212,8 @@ def assess(
     met = [knowledge.recommendations[rid] for rid, res in results.items() if res.met]
     met.sort(key=lambda r: (action_rank(r.action), r.sort_key))
     matched = [_matched(r, results[r.id]) for r in met]
-    unread = [f.clause if f.clause != f.entry else f.entry for f in reading.unread] + list(
-        reading.unread_tests
-    )
-    complete = not unread
+    unread = reading.unread
+    complete = reading.complete
     # The headline is what the record firmly meets; a match that relies on a judgement call (a
     # duration taken as "persistent") is listed and reviewed, and heads only when nothing is firm.
     firm = [r for r in met if not results[r.id].provisional]

@@ -163,8 +163,8 @@ async def read_patient(state: AssessmentState, deps: AssessmentDeps) -> dict[str
     if reading.pending and known.semantic is not None:
         try:
             decisions = await known.semantic.decide([p.clause for p in reading.pending])
-        except RetrievalError as exc:  # the clauses stay unread: the assessment says it is incomplete
-            log.warning("semantic_tier_failed", error=exc.message)
+        except (RetrievalError, ValueError) as exc:  # the clauses stay unread: the answer says incomplete
+            log.warning("semantic_tier_failed", error=str(exc))
         else:
             apply_semantic(reading, decisions, known.lexicon)
     return {"reading": reading}

@@ -152,7 +152,7 @@ class KnowledgeCache:
         """The tier-3 matcher for this version; None (logged) when retrieval cannot embed."""
         try:
             space = await ConceptSpace.build(knowledge.lexicon, self._embed)
-        except RetrievalError as exc:
-            log.warning("semantic_tier_unavailable", error=exc.message)
+        except (RetrievalError, ValueError) as exc:  # e.g. an old retrieval without Embed
+            log.warning("semantic_tier_unavailable", error=str(exc))
             return None
         return SemanticMatcher(space, self._embed)

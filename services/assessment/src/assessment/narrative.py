@@ -23,14 +23,19 @@ def rules_reasoning(outcome: EngineOutcome, index_version: str) -> str:
         )
         for m in outcome.matched:
             parts.append(f"{m.recommendation_id} ({m.action}, {m.cancer_site}): {'; '.join(m.criteria_met)}.")
-    else:
+    elif outcome.complete:
         parts.append("No NG12 referral or investigation criterion is met; safety netting (1.15) applies.")
+    else:  # never reassure when part of the record was not read
+        parts.append(
+            "The assessment is incomplete: the findings that were read match no NG12 recommendation, "
+            "and the findings listed below were not understood and not checked."
+        )
     for n in outcome.near_misses:
         parts.append(f"Not met, {n.recommendation_id}: missing {'; '.join(n.missing)}.")
     for r in outcome.needs_review:
         parts.append(f"Clinician judgement ({r.recommendation_id}): {r.detail}.")
     if outcome.unrecognised:
-        parts.append("Not recognised (not assessed): " + "; ".join(outcome.unrecognised) + ".")
+        parts.append("Not understood (not checked against NG12): " + "; ".join(outcome.unrecognised) + ".")
     return " ".join(parts)
 
 

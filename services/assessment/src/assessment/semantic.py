@@ -2,8 +2,9 @@
 
 The embedding model is retrieval's (the `Embed` RPC), so it is loaded once, in retrieval. For each
 index version the descriptions of every symptom and finding concept (its guideline label and its
-curated terms) and the common findings NG12 does not use (``ng12_common.reading`` data) are
-embedded once; a clause is then one Embed call (all of a record's pending clauses in one batch).
+curated terms) and the common findings NG12 does not use
+(``ng12_common.reading.clauses.other_finding_terms``) are embedded once; a clause is then one
+Embed call (all of a record's pending clauses in one batch).
 
 Decision (k-nearest description, with abstention): the best concept's similarity must reach the
 calibrated threshold AND lead the best *other* concept by the calibrated margin. When the nearest
@@ -23,9 +24,9 @@ from importlib import resources
 
 import numpy as np
 import numpy.typing as npt
-import yaml
 
 from ng12_common.knowledge import LexiconEntry
+from ng12_common.reading.clauses import other_finding_terms
 
 Embed = Callable[[Sequence[str]], Awaitable[npt.NDArray[np.float32]]]
 NOT_NG12 = "__not_ng12__"
@@ -47,11 +48,6 @@ def calibration() -> Calibration:
     return Calibration(float(data["threshold"]), float(data["margin"]), float(data["other_threshold"]))
 
 
-def _other_terms() -> list[str]:
-    raw = resources.files("ng12_common.reading").joinpath("data", "other_findings.yaml").read_text("utf-8")
-    return [str(t) for group in yaml.safe_load(raw) for t in group["terms"]]
-
-
 def description_texts(lexicon: Sequence[LexiconEntry]) -> tuple[list[str], list[str], list[str]]:
     """(texts, their concept, their kind) for every symptom and finding concept, and non-NG12 findings."""
     texts: list[str] = []
@@ -65,7 +61,7 @@ def description_texts(lexicon: Sequence[LexiconEntry]) -> tuple[list[str], list[
             texts.append(w)
             owners.append(e.concept)
             kinds.append(e.kind)
-    for t in _other_terms():
+    for t in other_finding_terms():
         texts.append(t)
         owners.append(NOT_NG12)
         kinds.append("other")

@@ -43,23 +43,25 @@ def _clinical_stems() -> frozenset[str]:
     return frozenset(_STEMMER.stemWords([w.lower() for w in data["words"]]))
 
 
-def is_clinical(clause: str, extra_stems: frozenset[str] = frozenset()) -> bool:
+def is_clinical(clause: str) -> bool:
     """True when the clause holds a clinical word (by stem)."""
-    stems = set(_STEMMER.stemWords(_words(clause)))
-    return bool(stems & _clinical_stems()) or bool(stems & extra_stems)
+    return bool(set(_STEMMER.stemWords(_words(clause))) & _clinical_stems())
+
+
+@lru_cache(maxsize=1)
+def other_finding_terms() -> tuple[str, ...]:
+    """Every term of data/other_findings.yaml (common findings NG12 does not use)."""
+    data = _data("other_findings.yaml")
+    assert isinstance(data, list)
+    return tuple(str(term) for group in data for term in group["terms"])
 
 
 @lru_cache(maxsize=1)
 def _other_findings() -> tuple[tuple[re.Pattern[str], str], ...]:
-    data = _data("other_findings.yaml")
-    assert isinstance(data, list)
     out = []
-    for group in data:
-        for term in group["terms"]:
-            stems = _STEMMER.stemWords(_words(term))
-            out.append(
-                (re.compile(r"\b" + r"\s+".join(re.escape(s) + r"\w*" for s in stems) + r"\b"), str(term))
-            )
+    for term in other_finding_terms():
+        stems = _STEMMER.stemWords(_words(term))
+        out.append((re.compile(r"\b" + r"\s+".join(re.escape(s) + r"\w*" for s in stems) + r"\b"), term))
     return tuple(out)
 
 

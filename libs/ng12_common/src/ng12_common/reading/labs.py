@@ -233,25 +233,32 @@ def _finding_words(test: LabTest) -> str:
     return (test.finding or test.analyte).replace("_", " ")
 
 
-_INLINE = re.compile(
-    r"^\s*(?P<name>[a-z][a-z0-9 ]*?)\s*(?:is|was|of|at|=|:)?\s*"
-    r"(?P<value>[<>≤≥]?=?\s*\d+(?:\.\d+)?\s*[a-z%/^0-9 ]*)$"
+# What may follow a test's name in a line: a separator, then a value with at most 3 unit words.
+_INLINE_VALUE = re.compile(
+    r"^\s*(?:is|was|of|at|=|:)?\s*(?P<value>[<>≤≥]?=?\s*\d+(?:\.\d+)?(?:\s*[a-z%/^0-9.]+){0,3})\s*$"
+)
+# A number of days, weeks or episodes is a duration, never a result ("can't swallow for 2 weeks").
+_DURATION_WORDS = re.compile(
+    r"\b(days?|weeks?|wks?|months?|years?|yrs?|hours?|hrs?|times|episodes?)\b|/52|/12"
 )
 
 
 def read_inline(clause: str, sex: str | None, age: int | None) -> LabReading | None:
-    """A result typed in a free-text line ("PSA 3.8", "Hb 98 g/L", "temperature 38.5")."""
+    """A result typed in a free-text line ("PSA 3.8", "Hb 98 g/L", "temperature 38.5", "BP 132/84"):
+    a test's name, at most 3 words into the line, followed directly by its value."""
     text = _norm(clause)
-    test = find_test(text)
-    if test is None or test.kind in ("qualitative", "not_ng12"):
-        return None
-    pattern, _ = _name_pattern()
-    m = pattern.search(text)
-    assert m is not None
-    after = text[m.end() :]
-    if not _NUM.search(after) or len(after.split()) > 6:
-        return None
-    return read_result(text[: m.end()], after.strip(), sex, age, test)
+    pattern, by_name = _name_pattern()
+    for hit in pattern.finditer(text):
+        if len(text[: hit.start()].split()) > 3:
+            break
+        value = _INLINE_VALUE.match(text[hit.end() :])
+        if value is None or _DURATION_WORDS.search(value.group("value")):
+            continue
+        test = by_name[hit.group(1)]
+        if test.kind == "qualitative":
+            return None
+        return read_result(text[: hit.end()], value.group("value").strip(), sex, age, test)
+    return None
 
 
 def new_onset_adjustments(readings: list[LabReading], history_concepts: set[str]) -> None:

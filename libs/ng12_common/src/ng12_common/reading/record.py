@@ -30,14 +30,16 @@ from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.lexicon_match import (
     ConceptMatch,
-    _add,
+    add_match,
+    clause_cues,
+    normalise_phrase,
     parse_sex,
     parse_smoking,
     read_phrase,
 )
 from ng12_common.models import FindingRead, FindingStatus, RecordField
 from ng12_common.reading.clauses import is_clinical, other_finding, split_sentences
-from ng12_common.reading.context import default_rules
+from ng12_common.reading.context import ContextRules, default_rules
 from ng12_common.reading.explanations import apply_explanations
 from ng12_common.reading.labs import LabReading, new_onset_adjustments, read_inline, read_result
 
@@ -73,13 +75,19 @@ class RecordReading:
     unread_tests: list[str] = field(default_factory=list)
 
     @property
-    def unread(self) -> list[FindingRead]:
-        """Findings not understood (symptoms, exam findings and test results; history is context)."""
-        return [f for f in self.findings if f.status == "unread"]
+    def unread(self) -> list[str]:
+        """What was not understood, as typed: symptom and exam clauses (the whole entry when the
+        clause is all of it) and test results ("key: value"). History is context, never unread."""
+        clauses = [
+            f.entry if normalise_phrase(f.entry, keep_stop_words=True) == f.clause else f.clause
+            for f in self.findings
+            if f.status == "unread"
+        ]
+        return [*clauses, *self.unread_tests]
 
     @property
     def complete(self) -> bool:
-        return not self.unread and not self.unread_tests
+        return not self.unread
 
 
 def _record_dict(record: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
@@ -135,12 +143,10 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
                     continue
                 phrase = read_phrase(sentence, lexicon)
                 for m in phrase.matches:
-                    _add(facts, m, str(entry))
+                    add_match(facts, m, str(entry))
                     reading.findings.append(_match_read(fld, entry, sentence, m, labels))
                 for clause in phrase.unmatched_clauses:
-                    _read_leftover(
-                        reading, fld, str(entry), clause, rules, sex, age, lexicon_has=bool(phrase.matches)
-                    )
+                    _read_leftover(reading, fld, str(entry), clause, rules, sex, age)
     for key, value in (r.get("test_results") or {}).items():
         _read_test(reading, str(key), value, sex, age, lexicon)
     return reading
@@ -166,8 +172,7 @@ def _read_dipstick(reading: RecordReading, fld: RecordField, entry: str, sentenc
         context="negated" if negative else None,
         modifiers=["non_visible"],
     )
-    if fld != "history" or not negative:
-        _add(reading.facts, match, entry)
+    add_match(reading.facts, match, entry)
     reading.findings.append(
         FindingRead(
             field=fld,
@@ -188,10 +193,9 @@ def _read_leftover(
     fld: RecordField,
     entry: str,
     clause: str,
-    rules: Any,
+    rules: ContextRules,
     sex: str | None,
     age: int | None,
-    lexicon_has: bool,
 ) -> None:
     """A clause that named no lexicon concept: a test, a non-NG12 finding, context, or pending."""
     inline = read_inline(clause, sex, age)
@@ -248,7 +252,7 @@ def _read_test(
     if not found:
         reading.unread_tests.append(f"{key}: {value}")
     for m in found:
-        _add(reading.facts, m, f"{key}: {value}")
+        add_match(reading.facts, m, f"{key}: {value}")
         reading.findings.append(
             FindingRead(
                 field="test_results",
@@ -281,14 +285,17 @@ def apply_semantic(
         if concept is None:
             item.status, item.tier = "not_ng12", "semantic"
             continue
+        modifiers, qualifiers = clause_cues(pending.clause)
         match = ConceptMatch(
-            concept=concept, kind=kind, matched_text=pending.clause, tier="semantic", score=score
+            concept=concept,
+            kind=kind,
+            matched_text=pending.clause,
+            tier="semantic",
+            score=score,
+            modifiers=modifiers,
+            qualifiers=qualifiers,
         )
-        mods_source = read_phrase(f"{labels.get(concept, concept)} {pending.clause}", lexicon).matches
-        for other in mods_source:
-            if other.concept == concept:
-                match.modifiers, match.qualifiers = other.modifiers, other.qualifiers
-        _add(reading.facts, match, pending.entry)
+        add_match(reading.facts, match, pending.entry)
         item.concept, item.label, item.tier, item.status = (
             concept,
             labels.get(concept, concept),
@@ -331,3 +338,11 @@ def finish(reading: RecordReading) -> PatientFacts:
     _iron_deficiency(reading)
     reading.explanations.extend(apply_explanations(reading))
     return reading.facts
+
+
+def facts_from_record(
+    record: Mapping[str, Any] | BaseModel, lexicon: Sequence[LexiconEntry]
+) -> tuple[PatientFacts, list[str]]:
+    """The facts of a record read with tiers 1-2 (no semantic tier), and what was not understood."""
+    reading = read_record(record, lexicon)
+    return finish(reading), reading.unread
