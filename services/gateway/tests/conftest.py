@@ -18,10 +18,30 @@ from fastapi.testclient import TestClient
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
-from tests.support import free_port
+from tests.support import free_port, wait_for
 
 REPO = Path(__file__).resolve().parents[3]
-ADMIN_KEY = "test-admin-key-123"
+JWT_SECRET = "test-jwt-secret-0123456789abcdef0123456789"
+
+
+def security_settings(tmp: Path, prefix: str) -> dict[str, Any]:
+    """A gateway's identity, audit and limit settings isolated to one test (tmp dir, key prefix)."""
+    return {
+        "auth_dir": tmp / "auth",
+        "auth_jwt_secret": JWT_SECRET,
+        "gateway_database_url": f"sqlite:///{tmp / 'gateway.sqlite3'}",
+        "rate_limit_prefix": f"{prefix}:rl",
+        "session_key_prefix": f"{prefix}:gw",
+    }
+
+
+def bearer(subject: str, *roles: str, secret: str = JWT_SECRET, ttl: int = 900) -> dict[str, str]:
+    """Authorization header with a gateway token for a user with these roles."""
+    from gateway.security.principal import Role
+    from gateway.security.tokens import TokenIssuer
+
+    token = TokenIssuer(secret, ttl).issue(subject, [Role(r) for r in roles])
+    return {"Authorization": f"Bearer {token}"}
 
 
 def closed_url() -> str:
@@ -61,14 +81,14 @@ def key_prefix(redis_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def make_gateway(redis_url: str, key_prefix: str) -> Callable[..., TestClient]:
+def make_gateway(redis_url: str, key_prefix: str, tmp_path: Path) -> Callable[..., TestClient]:
     def _make(**overrides: Any) -> TestClient:
         values: dict[str, Any] = {
+            **security_settings(tmp_path, key_prefix),
             "assessment_url": closed_url(),
             "chat_url": closed_url(),
             "retrieval_addr": f"127.0.0.1:{free_port()}",
             "redis_url": redis_url,
-            "admin_api_key": ADMIN_KEY,
             "frontend_dir": REPO / "frontend",
             "downstream_timeout_seconds": 5.0,
             "downstream_connect_timeout_seconds": 1.0,
@@ -117,7 +137,9 @@ def chat_url(redis_url: str, key_prefix: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def live_stack(retrieval_addr: str, redis_url: str) -> Iterator[TestClient]:
+def live_stack(
+    retrieval_addr: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TestClient]:
     """Gateway -> real assessment and chat apps (HTTP) -> the REAL retrieval server (repo-root fixture)."""
     from assessment.app import create_app as create_assessment
     from assessment.settings import AssessmentSettings
@@ -137,13 +159,14 @@ def live_stack(retrieval_addr: str, redis_url: str) -> Iterator[TestClient]:
             chat_url=c_url,
             retrieval_addr=retrieval_addr,
             redis_url=redis_url,
-            admin_api_key=ADMIN_KEY,
             frontend_dir=REPO / "frontend",
             job_key_prefix=f"{prefix}:jobs",
             ingestion_queue=f"{prefix}:queue",
             environment="test",
+            **security_settings(tmp_path_factory.mktemp("gateway"), prefix),
         )
         with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+            wait_for(lambda: client.get("/readyz").status_code == 200, 120, 0.5, "the live stack to be ready")
             yield client
     raw = redis.Redis.from_url(redis_url)
     for key in raw.scan_iter(match=f"{prefix}*"):
@@ -153,4 +176,9 @@ def live_stack(retrieval_addr: str, redis_url: str) -> Iterator[TestClient]:
 
 @pytest.fixture
 def admin_headers() -> dict[str, str]:
-    return {"X-Admin-Key": ADMIN_KEY}
+    return bearer("admin", "admin")
+
+
+@pytest.fixture
+def clinician_headers() -> dict[str, str]:
+    return bearer("clinician", "clinician")

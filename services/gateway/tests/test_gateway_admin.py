@@ -10,6 +10,8 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from services.gateway.tests.conftest import bearer
+
 ADMIN_ROUTES = [
     ("POST", "/api/v1/admin/ingestions", {"activate": False}),
     ("GET", "/api/v1/admin/ingestions/abc123", None),
@@ -20,20 +22,21 @@ ADMIN_ROUTES = [
 
 
 @pytest.mark.parametrize(("method", "path", "body"), ADMIN_ROUTES)
-def test_missing_key_is_401(offline_gateway: TestClient, method: str, path: str, body: object) -> None:
+def test_no_credentials_is_401(offline_gateway: TestClient, method: str, path: str, body: object) -> None:
     reply = offline_gateway.request(method, path, json=body)
     assert reply.status_code == 401
-    assert reply.json()["error"]["code"] == "admin_key_missing"
+    assert reply.json()["error"]["code"] == "not_authenticated"
+    assert reply.headers["WWW-Authenticate"].startswith("Bearer")
 
 
 @pytest.mark.parametrize(("method", "path", "body"), ADMIN_ROUTES)
-def test_wrong_key_is_403(offline_gateway: TestClient, method: str, path: str, body: object) -> None:
-    reply = offline_gateway.request(method, path, json=body, headers={"X-Admin-Key": "not-the-key"})
+def test_clinician_is_403(offline_gateway: TestClient, method: str, path: str, body: object) -> None:
+    reply = offline_gateway.request(method, path, json=body, headers=bearer("gp", "clinician"))
     assert reply.status_code == 403
-    assert reply.json()["error"]["code"] == "admin_key_invalid"
+    assert reply.json()["error"]["code"] == "forbidden" and "admin" in reply.json()["error"]["message"]
 
 
-def test_right_key_passes_the_guard(offline_gateway: TestClient, admin_headers: dict[str, str]) -> None:
+def test_admin_passes_the_guard(offline_gateway: TestClient, admin_headers: dict[str, str]) -> None:
     reply = offline_gateway.get("/api/v1/admin/indexes", headers=admin_headers)
     assert reply.status_code == 503  # past the guard; retrieval is unreachable in this test
     assert reply.json()["error"]["code"] == "retrieval_unavailable"
@@ -42,10 +45,14 @@ def test_right_key_passes_the_guard(offline_gateway: TestClient, admin_headers: 
 def test_every_admin_route_is_guarded(offline_gateway: TestClient) -> None:
     spec = offline_gateway.get("/openapi.json").json()
     admin_paths = [p for p in spec["paths"] if p.startswith("/api/v1/admin")]
-    assert len(admin_paths) == 5
+    assert len(admin_paths) >= 8
     for path in admin_paths:
-        for operation in spec["paths"][path].values():
-            assert operation["security"] == [{"APIKeyHeader": []}], path
+        for method, operation in spec["paths"][path].items():
+            schemes = {name for entry in operation["security"] for name in entry}
+            assert schemes == {"OAuth2PasswordBearer", "APIKeyHeader"}, path
+            concrete = path.replace("{job_id}", "abc").replace("{version}", "v1").replace("{key_id}", "0" * 16)
+            reply = offline_gateway.request(method.upper(), concrete)
+            assert reply.status_code == 401, (method, path, reply.status_code)
 
 
 def test_ingestion_job_lifecycle(

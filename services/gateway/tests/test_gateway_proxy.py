@@ -7,17 +7,24 @@ from collections.abc import Callable
 
 from fastapi.testclient import TestClient
 
+from services.gateway.tests.conftest import bearer
+
+CLINICIAN = bearer("proxy-tester", "clinician")
+
 
 def test_unreachable_services_are_quick_503(offline_gateway: TestClient) -> None:
+    sid = offline_gateway.post("/api/v1/chat/sessions", headers=CLINICIAN).json()["session_id"]
     for method, path, body, service in (
         ("GET", "/api/v1/patients", None, "assessment"),
         ("POST", "/api/v1/assess/PT-101", None, "assessment"),
-        ("POST", "/api/v1/chat", {"session_id": "s1", "message": "hi"}, "chat"),
-        ("GET", "/api/v1/chat/s1/history", None, "chat"),
-        ("DELETE", "/api/v1/chat/s1", None, "chat"),
+        ("POST", "/api/v1/chat", {"session_id": sid, "message": "hi"}, "chat"),
+        ("GET", f"/api/v1/chat/{sid}/history", None, "chat"),
+        ("DELETE", f"/api/v1/chat/{sid}", None, "chat"),
     ):
         start = time.perf_counter()
-        reply = offline_gateway.request(method, path, json=body, headers={"X-Request-ID": "rid-503"})
+        reply = offline_gateway.request(
+            method, path, json=body, headers={"X-Request-ID": "rid-503", **CLINICIAN}
+        )
         elapsed = time.perf_counter() - start
         assert reply.status_code == 503, (path, reply.text)
         error = reply.json()["error"]
@@ -35,7 +42,7 @@ def test_slow_service_times_out_as_503(make_gateway: Callable[..., TestClient]) 
         url = f"http://127.0.0.1:{listener.getsockname()[1]}"
         with make_gateway(assessment_url=url, downstream_timeout_seconds=0.5) as client:
             start = time.perf_counter()
-            reply = client.get("/api/v1/patients")
+            reply = client.get("/api/v1/patients", headers=CLINICIAN)
             elapsed = time.perf_counter() - start
     assert reply.status_code == 503
     assert reply.json()["error"]["code"] == "assessment_unavailable"
@@ -47,11 +54,11 @@ def test_assessment_answers_pass_through(
     make_gateway: Callable[..., TestClient], assessment_url: str
 ) -> None:
     with make_gateway(assessment_url=assessment_url) as client:
-        listed = client.get("/api/v1/patients")
+        listed = client.get("/api/v1/patients", headers=CLINICIAN)
         assert listed.status_code == 200 and len(listed.json()) == 10
-        assert client.get("/api/v1/patients/PT-102").json()["name"] == "Jane Smith"
+        assert client.get("/api/v1/patients/PT-102", headers=CLINICIAN).json()["name"] == "Jane Smith"
 
-        missing = client.get("/api/v1/patients/PT-999", headers={"X-Request-ID": "rid-passthrough-1"})
+        missing = client.get("/api/v1/patients/PT-999", headers={"X-Request-ID": "rid-passthrough-1", **CLINICIAN})
         assert missing.status_code == 404
         error = missing.json()["error"]
         assert error["code"] == "patient_not_found" and "PT-999" in error["message"]
@@ -59,7 +66,7 @@ def test_assessment_answers_pass_through(
         assert missing.headers["X-Request-ID"] == "rid-passthrough-1"
 
         # assessment reaches no retrieval: its 503 body comes through unchanged
-        down = client.post("/api/v1/assess/PT-101", headers={"X-Request-ID": "rid-passthrough-2"})
+        down = client.post("/api/v1/assess/PT-101", headers={"X-Request-ID": "rid-passthrough-2", **CLINICIAN})
         assert down.status_code == 503
         assert down.json()["error"]["code"] == "retrieval_unavailable"
         assert down.json()["error"]["request_id"] == "rid-passthrough-2"
@@ -67,11 +74,12 @@ def test_assessment_answers_pass_through(
 
 def test_chat_answers_pass_through(make_gateway: Callable[..., TestClient], chat_url: str) -> None:
     with make_gateway(chat_url=chat_url) as client:
-        history = client.get("/api/v1/chat/gw-session/history")
+        sid = client.post("/api/v1/chat/sessions", headers=CLINICIAN).json()["session_id"]
+        history = client.get(f"/api/v1/chat/{sid}/history", headers=CLINICIAN)
         assert history.status_code == 200 and history.json()["turns"] == []
-        deleted = client.delete("/api/v1/chat/gw-session")
+        down = client.post("/api/v1/chat", json={"session_id": sid, "message": "haemoptysis?"}, headers=CLINICIAN)
+        deleted = client.delete(f"/api/v1/chat/{sid}", headers=CLINICIAN)
         assert deleted.status_code == 204 and deleted.content == b""
-        down = client.post("/api/v1/chat", json={"session_id": "gw-session", "message": "haemoptysis?"})
         assert down.status_code == 503 and down.json()["error"]["code"] == "retrieval_unavailable"
 
 

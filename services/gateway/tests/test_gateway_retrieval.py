@@ -6,6 +6,10 @@ import re
 
 from fastapi.testclient import TestClient
 
+from services.gateway.tests.conftest import bearer
+
+CLINICIAN = bearer("live-tester", "clinician")
+
 
 def test_ready_when_everything_is_up(live_stack: TestClient) -> None:
     reply = live_stack.get("/readyz")
@@ -14,7 +18,7 @@ def test_ready_when_everything_is_up(live_stack: TestClient) -> None:
 
 
 def test_assess_through_the_gateway(live_stack: TestClient) -> None:
-    reply = live_stack.post("/api/v1/assess/PT-110", headers={"X-Request-ID": "rid-live-assess"})
+    reply = live_stack.post("/api/v1/assess/PT-110", headers={"X-Request-ID": "rid-live-assess", **CLINICIAN})
     assert reply.status_code == 200, reply.text
     body = reply.json()
     assert body["patient"]["name"] == "Bruce Wayne"
@@ -26,18 +30,21 @@ def test_assess_through_the_gateway(live_stack: TestClient) -> None:
 
 
 def test_chat_through_the_gateway(live_stack: TestClient) -> None:
-    reply = live_stack.post("/api/v1/chat", json={"session_id": "gw-live", "message": "dysphagia referral"})
+    sid = live_stack.post("/api/v1/chat/sessions", headers=CLINICIAN).json()["session_id"]
+    reply = live_stack.post(
+        "/api/v1/chat", json={"session_id": sid, "message": "dysphagia referral"}, headers=CLINICIAN
+    )
     assert reply.status_code == 200, reply.text
     assert reply.json()["grounding"] == "sufficient"
     assert re.search(r"\[NG12 1\.\d+\.\d+, p\.\d+\]", reply.json()["answer"])
-    turns = live_stack.get("/api/v1/chat/gw-live/history").json()["turns"]
+    turns = live_stack.get(f"/api/v1/chat/{sid}/history", headers=CLINICIAN).json()["turns"]
     assert [t["role"] for t in turns] == ["user", "assistant"]
-    assert live_stack.delete("/api/v1/chat/gw-live").status_code == 204
+    assert live_stack.delete(f"/api/v1/chat/{sid}", headers=CLINICIAN).status_code == 204
 
 
 def test_search(live_stack: TestClient) -> None:
     reply = live_stack.post(
-        "/api/v1/search", json={"query": "visible haematuria", "top_k": 5, "mode": "chat"}
+        "/api/v1/search", json={"query": "visible haematuria", "top_k": 5, "mode": "chat"}, headers=CLINICIAN
     )
     assert reply.status_code == 200, reply.text
     body = reply.json()

@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from services.gateway.tests.conftest import bearer
+
+CLINICIAN = bearer("validation-tester", "clinician")
+
 
 @pytest.mark.parametrize(
     ("method", "path", "body", "fields"),
@@ -13,6 +17,10 @@ from fastapi.testclient import TestClient
         ("POST", "/api/v1/assess", {"age": 50, "symptoms": ["cough"]}, {"gender"}),
         ("POST", "/api/v1/assess", {"age": 50, "gender": "F", "symptoms": ["x"], "extra": 1}, {"extra"}),
         ("POST", "/api/v1/chat", {"session_id": "bad id", "message": "hi"}, {"session_id"}),
+        ("POST", "/api/v1/chat", {"session_id": "a" * 129, "message": "hi"}, {"session_id"}),
+        ("POST", "/api/v1/assess", {"age": 50, "gender": "F", "symptoms": ["x" * 1001]}, {"symptoms.0"}),
+        ("POST", "/api/v1/assess", {"age": 50, "gender": "F", "symptoms": ["x"] * 51}, {"symptoms"}),
+        ("POST", "/api/v1/search", {"query": "q" * 2001}, {"query"}),
         ("POST", "/api/v1/chat", {"session_id": "ok", "message": ""}, {"message"}),
         ("POST", "/api/v1/chat", {"session_id": "ok", "message": "x" * 4001}, {"message"}),
         ("POST", "/api/v1/search", {"query": "", "top_k": 100}, {"query", "top_k"}),
@@ -25,7 +33,7 @@ from fastapi.testclient import TestClient
 def test_invalid_input_is_422_naming_the_field(
     offline_gateway: TestClient, method: str, path: str, body: object, fields: set[str]
 ) -> None:
-    reply = offline_gateway.request(method, path, json=body)
+    reply = offline_gateway.request(method, path, json=body, headers=CLINICIAN)
     assert reply.status_code == 422, reply.text  # not 503: the unreachable services were never called
     error = reply.json()["error"]
     assert error["code"] == "invalid_request"
@@ -36,7 +44,7 @@ def test_invalid_input_is_422_naming_the_field(
 
 @pytest.mark.parametrize("path", ["/api/v1/assess", "/api/v1/chat", "/api/v1/search"])
 def test_malformed_json_is_422(offline_gateway: TestClient, path: str) -> None:
-    reply = offline_gateway.post(path, content=b'{"age": 5,', headers={"content-type": "application/json"})
+    reply = offline_gateway.post(path, content=b'{"age": 5,', headers={"content-type": "application/json", **CLINICIAN})
     assert reply.status_code == 422
     assert reply.json()["error"]["code"] == "invalid_json"
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,9 +27,50 @@ RETRIEVAL_SERVICE = "ng12.retrieval.v1.Retrieval"
 IDEMPOTENT_READS = ("Search", "GetRecommendations", "GetLexicon", "ListIndexVersions", "GetActiveIndex")
 
 
-def request_metadata() -> tuple[tuple[str, str], ...]:
+SERVICE_TOKEN_METADATA = "x-ng12-service-token"
+# RPCs that change what is served: they need RETRIEVAL_SERVICE_TOKEN when retrieval has one.
+INDEX_CHANGING = frozenset(
+    {"BeginIndex", "UploadChunks", "FinishIndex", "AbortIndex", "ActivateIndex", "RollbackIndex"}
+)
+
+
+def request_metadata(service_token: str = "") -> tuple[tuple[str, str], ...]:
     rid = correlation_id.get()
-    return ((REQUEST_ID_METADATA, rid),) if rid else ()
+    md = ((REQUEST_ID_METADATA, rid),) if rid else ()
+    return (*md, (SERVICE_TOKEN_METADATA, service_token)) if service_token else md
+
+
+class ServiceTokenInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Refuses the index-changing RPCs (INDEX_CHANGING) without the service token: only the
+    ingestion worker and the gateway's admin routes hold it. Reads stay open to the network
+    retrieval sits on (compose: the internal network only)."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        method = str(details.method).rsplit("/", 1)[-1]  # type: ignore[attr-defined]
+        if method in INDEX_CHANGING:
+            given = dict(details.invocation_metadata or ()).get(SERVICE_TOKEN_METADATA, "")  # type: ignore[attr-defined]
+            if not hmac.compare_digest(str(given).encode(), self._token):
+                return _deny(method)
+        return await continuation(details)
+
+
+def _deny(method: str) -> grpc.RpcMethodHandler:
+    async def abort_unary(_: Any, context: grpc.aio.ServicerContext) -> None:
+        await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs the retrieval service token")
+
+    async def abort_stream(_: Any, context: grpc.aio.ServicerContext) -> None:
+        await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs the retrieval service token")
+
+    if method == "UploadChunks":
+        return grpc.stream_unary_rpc_method_handler(abort_stream)
+    return grpc.unary_unary_rpc_method_handler(abort_unary)
 
 
 def channel_options() -> list[tuple[str, Any]]:

@@ -53,12 +53,16 @@ def model_response(model: BaseModel) -> Response:
 
 
 def error_response(
-    status: int, code: str, message: str, fields: list[dict[str, Any]] | None = None
+    status: int,
+    code: str,
+    message: str,
+    fields: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     body = ErrorResponse(
         error=ErrorDetail(code=code, message=message, request_id=correlation_id.get(), fields=fields)
     )
-    return JSONResponse(status_code=status, content=body.model_dump(exclude_none=True))
+    return JSONResponse(status_code=status, content=body.model_dump(exclude_none=True), headers=headers)
 
 
 def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -86,12 +90,15 @@ async def _validation_handler(_: Request, exc: Exception) -> JSONResponse:
 
 async def _http_handler(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    headers = dict(exc.headers) if exc.headers else None  # WWW-Authenticate, Retry-After
     if isinstance(exc.detail, dict) and "code" in exc.detail:
-        return error_response(exc.status_code, str(exc.detail["code"]), str(exc.detail.get("message", "")))
+        return error_response(
+            exc.status_code, str(exc.detail["code"]), str(exc.detail.get("message", "")), headers=headers
+        )
     code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 403: "forbidden"}.get(
         exc.status_code, "http_error"
     )
-    return error_response(exc.status_code, code, str(exc.detail))
+    return error_response(exc.status_code, code, str(exc.detail), headers=headers)
 
 
 async def _retrieval_handler(_: Request, exc: Exception) -> JSONResponse:
@@ -104,6 +111,17 @@ async def _unexpected_handler(_: Request, exc: Exception) -> JSONResponse:
     return error_response(
         500, "internal_error", "Unexpected server error; the request id identifies it in logs."
     )
+
+
+def route_template(scope: Scope) -> str:
+    """The path template of the route that served this request (`/api/v1/chat/{session_id}`), for
+    logs and audit records: never the raw path, which carries ids. FastAPI records the effective
+    route (with the prefixes of every router it was included through) in the scope."""
+    effective = (scope.get("fastapi") or {}).get("effective_route_context")
+    for candidate in (getattr(effective, "path", None), getattr(scope.get("route"), "path", None)):
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    return "(static or unmatched)"
 
 
 class AccessLogMiddleware:
@@ -132,7 +150,7 @@ class AccessLogMiddleware:
                 log.info(
                     "http_request",
                     method=scope.get("method"),
-                    path=path,
+                    route=route_template(scope),
                     status=status["code"],
                     duration_ms=round((time.perf_counter() - start) * 1000, 2),
                 )
@@ -155,7 +173,9 @@ async def run_readiness(checks: dict[str, ReadinessCheck], timeout: float = 2.0)
     return dict(zip(names, results, strict=True))
 
 
-def install_common(app: FastAPI, service: str) -> None:
+def install_common(app: FastAPI, service: str, expose_metrics: bool = True) -> None:
+    """`expose_metrics=False` (the gateway): no /metrics route on the app; `serve(metrics_port=...)`
+    exposes the same registry on a private port instead."""
     app.state.readiness_checks = {}
     app.add_middleware(AccessLogMiddleware)
     app.add_middleware(
@@ -165,9 +185,11 @@ def install_common(app: FastAPI, service: str) -> None:
         validator=lambda v: bool(_RID_OK.match(v)),
         update_request_header=True,
     )
-    Instrumentator(excluded_handlers=["/metrics", "/livez"]).instrument(
+    instrumentator = Instrumentator(excluded_handlers=["/metrics", "/livez"]).instrument(
         app, metric_namespace="ng12", metric_subsystem=service.replace("-", "_")
-    ).expose(app, endpoint="/metrics", include_in_schema=False)
+    )
+    if expose_metrics:
+        instrumentator.expose(app, endpoint="/metrics", include_in_schema=False)
 
     app.add_exception_handler(RequestValidationError, _validation_handler)
     app.add_exception_handler(StarletteHTTPException, _http_handler)
@@ -188,17 +210,21 @@ def install_common(app: FastAPI, service: str) -> None:
         )
 
 
-def serve(factory: str, host: str, port: int, workers: int = 1) -> None:
+def serve(factory: str, host: str, port: int, workers: int = 1, metrics_port: int | None = None) -> None:
     """Run an HTTP service with uvicorn from `factory` ("module:function" returning the app;
     each worker process calls it, so it loads its own settings and logging): our JSON logging
     (log_config=None), no uvicorn access log (AccessLogMiddleware writes one), graceful shutdown
     on SIGTERM. With `workers` > 1 uvicorn's supervisor runs that many processes on one socket
     (and restarts one that dies); Prometheus then runs in multiprocess mode (see
-    `prepare_multiprocess_metrics`) so /metrics, answered by any worker, sums them all."""
+    `prepare_multiprocess_metrics`) so /metrics, answered by any worker, sums them all.
+    With `metrics_port` (the gateway), /metrics is served on that separate, private port by this
+    process (summing every worker in multiprocess mode) and not on the public one."""
     import uvicorn
 
     if workers > 1:
         prepare_multiprocess_metrics(factory.split(".", 1)[0])
+    if metrics_port is not None:
+        start_metrics_server(host, metrics_port, multiprocess=workers > 1)
     uvicorn.run(
         factory,
         factory=True,
@@ -209,6 +235,18 @@ def serve(factory: str, host: str, port: int, workers: int = 1) -> None:
         log_config=None,
         timeout_graceful_shutdown=10,
     )
+
+
+def start_metrics_server(host: str, port: int, multiprocess: bool) -> None:
+    """Prometheus' exposition server on host:port in a daemon thread."""
+    from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    registry = REGISTRY
+    if multiprocess:
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+    start_http_server(port, addr=host, registry=registry)
 
 
 def prepare_multiprocess_metrics(service: str) -> Path:

@@ -6,7 +6,7 @@ validate with the same ones; no model is copied between services.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -74,6 +74,9 @@ class Citation(BaseModel):
 # --- patients and assessment ---------------------------------------------------------------------
 
 
+RecordLine = Annotated[str, Field(max_length=1000, description="One entry, at most 1000 characters.")]
+
+
 class PatientRecord(StrictModel):
     """What a GP sends to POST /assess."""
 
@@ -82,13 +85,13 @@ class PatientRecord(StrictModel):
     smoking_history: str = Field(
         default="", max_length=200, description='Free text: "Current Smoker", "Ex-Smoker", "Never Smoked".'
     )
-    symptoms: list[str] = Field(
+    symptoms: list[RecordLine] = Field(
         max_length=50, description="Free-text phrases as a GP types them, e.g. 'unexplained hemoptysis'."
     )
     symptom_duration_days: int | None = Field(default=None, ge=0, le=36500)
-    history: list[str] = Field(default_factory=list, max_length=50)
-    exam_findings: list[str] = Field(default_factory=list, max_length=50)
-    test_results: dict[str, Any] = Field(default_factory=dict)
+    history: list[RecordLine] = Field(default_factory=list, max_length=50)
+    exam_findings: list[RecordLine] = Field(default_factory=list, max_length=50)
+    test_results: dict[str, Any] = Field(default_factory=dict, max_length=50, description="At most 50 results.")
 
 
 class AssessRecord(PatientRecord):

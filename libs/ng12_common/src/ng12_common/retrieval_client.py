@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
-from ng12_common.grpc_utils import channel_options, request_metadata
+from ng12_common.grpc_utils import INDEX_CHANGING, channel_options, request_metadata
 from ng12_common.metrics import GRPC_CLIENT_LATENCY, GRPC_CLIENT_REQUESTS
 
 R = TypeVar("R", bound=Message)
@@ -75,8 +75,9 @@ def _translate(exc: grpc.aio.AioRpcError, target: str) -> RetrievalError:
 class RetrievalClient:
     """Thin typed wrapper over the generated stub; one instance per process."""
 
-    def __init__(self, target: str, timeout_seconds: float = 2.0) -> None:
+    def __init__(self, target: str, timeout_seconds: float = 2.0, service_token: str = "") -> None:
         self.target = target
+        self._service_token = service_token
         self.timeout = timeout_seconds
         self._channel = grpc.aio.insecure_channel(target, options=channel_options())
         self._stub = pb_grpc.RetrievalStub(self._channel)
@@ -90,7 +91,8 @@ class RetrievalClient:
         start = time.perf_counter()
         code = "OK"
         try:
-            return await method(request, timeout=timeout or self.timeout, metadata=request_metadata())
+            token = self._service_token if name in INDEX_CHANGING else ""
+            return await method(request, timeout=timeout or self.timeout, metadata=request_metadata(token))
         except grpc.aio.AioRpcError as exc:
             code = exc.code().name
             raise _translate(exc, self.target) from None

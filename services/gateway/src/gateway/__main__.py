@@ -21,7 +21,7 @@ def app() -> FastAPI:
 def main() -> None:
     settings = load_settings(GatewaySettings, SERVICE)  # fail here, once, on bad configuration
     configure_logging(SERVICE, settings.log_level)  # the supervisor's own lines (workers, restarts)
-    serve("gateway.__main__:app", settings.host, settings.port, settings.http_workers)
+    serve("gateway.__main__:app", settings.host, settings.port, settings.http_workers, settings.metrics_port)
 
 
 if __name__ == "__main__":

@@ -1,28 +1,86 @@
-"""Builds the gateway app: /api/v1 routes, admin router, readiness of everything it needs, frontend."""
+"""Builds the gateway app: sign-in, /api/v1 routes behind roles, audit, limits, headers, frontend."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import APIRouter, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 from redis.exceptions import RedisError
 
-from gateway import routes_admin, routes_public, routes_search
+from gateway import routes_admin, routes_auth, routes_public, routes_search
+from gateway.audit.recorder import AuditRecorder
+from gateway.audit.store import AuditStore
+from gateway.chat_sessions import ChatSessions
+from gateway.database import make_engine
 from gateway.errors import install_error_handlers
+from gateway.hardening import BodySizeLimit, SecurityHeaders, install_docs
 from gateway.jobs import IngestionJobs
 from gateway.proxy import Downstream, make_http_client
+from gateway.rate_limits import RateLimiter
+from gateway.security.api_keys import ApiKeyStore
+from gateway.security.authenticate import Authenticator
+from gateway.security.local_accounts import LocalAccounts, ensure_accounts
+from gateway.security.oidc import OidcVerifier
+from gateway.security.tokens import TokenIssuer, load_or_create_secret
 from gateway.settings import GatewaySettings
 from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.http_app import install_common
 from ng12_common.logs import get_logger
+from ng12_common.redaction import shared_redactor
 from ng12_common.redis_client import make_redis, redis_location
 from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "gateway"
 API_PREFIX = "/api/v1"
+UPLOAD_PATH = f"{API_PREFIX}/admin/ingestions/upload"
 log = get_logger("gateway.app")
+
+
+def _security(app: FastAPI, settings: GatewaySettings) -> None:
+    """Identity, the audit trail and the rate limiter: built before the first request."""
+    engine = make_engine(settings.gateway_database_url)
+    local = None
+    if settings.local_accounts_enabled:
+        if ensure_accounts(settings.auth_dir):
+            log.warning(
+                "local_accounts_created",
+                passwords_file=str(settings.auth_dir / "initial-passwords.txt"),
+                hint="sign in with these, then delete the file",
+            )
+        local = LocalAccounts(settings.auth_dir)
+    oidc = None
+    if settings.oidc_issuer:
+        oidc = OidcVerifier(
+            settings.oidc_issuer,
+            settings.oidc_audience,
+            settings.oidc_algorithms,
+            settings.oidc_roles_claim,
+            settings.oidc_user_claim,
+            settings.oidc_role_map,
+            settings.oidc_jwks_url,
+        )
+    secret = load_or_create_secret(settings.auth_jwt_secret, settings.auth_dir)
+    app.state.engine = engine
+    app.state.local_accounts = local
+    app.state.authenticator = Authenticator(
+        TokenIssuer(secret, settings.auth_token_ttl_seconds), ApiKeyStore(engine), oidc
+    )
+    app.state.audit = AuditRecorder(AuditStore(engine), settings.trusted_proxy_hops)
+    app.state.rate_limiter = RateLimiter.from_strings(
+        settings.redis_url,
+        settings.rate_limit_prefix,
+        settings.trusted_proxy_hops,
+        user=settings.rate_limit_user,
+        ip=settings.rate_limit_ip,
+        chat=settings.rate_limit_chat,
+        ingestion=settings.rate_limit_ingestion,
+        signin=settings.rate_limit_signin,
+    )
+    app.state.redactor = shared_redactor()
 
 
 def create_app(settings: GatewaySettings) -> FastAPI:
@@ -33,7 +91,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         )
         redis = make_redis(settings.redis_url)
         retrieval = RetrievalClient(
-            settings.retrieval_addr, timeout_seconds=settings.retrieval_timeout_seconds
+            settings.retrieval_addr,
+            timeout_seconds=settings.retrieval_timeout_seconds,
+            service_token=settings.retrieval_service_token,
         )
         jobs = IngestionJobs(
             settings.redis_url,
@@ -46,6 +106,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         chat = Downstream("chat", settings.chat_url, http)
         app.state.assessment, app.state.chat = assessment, chat
         app.state.retrieval, app.state.jobs = retrieval, jobs
+        app.state.chat_sessions = ChatSessions(redis, settings.session_key_prefix, settings.session_ttl_seconds)
+        await asyncio.to_thread(app.state.redactor.engine)  # built once per process (~5 s), before serving
 
         async def retrieval_ready() -> str | None:
             ok = await retrieval.serving()
@@ -74,24 +136,43 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             await retrieval.close()
             await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
             jobs.close()
+            app.state.engine.dispose()
 
     app = FastAPI(
         title="NG12 Assessor API",
-        version="0.1.0",
+        version="0.2.0",
         description=(
             "Clinical decision support on NICE NG12 (suspected cancer: recognition and referral). "
-            "Every answer cites the guideline. Admin routes need the X-Admin-Key header."
+            "Every answer cites the guideline. Sign in with POST /api/v1/auth/token (the Authorize "
+            "button), or send an OIDC bearer token or an X-API-Key."
         ),
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
-    install_common(app, SERVICE)
+    _security(app, settings)
+    install_common(app, SERVICE, expose_metrics=False)
     install_error_handlers(app)
+    docs_hash = install_docs(app)
     api = APIRouter(prefix=API_PREFIX)
+    api.include_router(routes_auth.router)
     api.include_router(routes_public.router)
     api.include_router(routes_search.router)
     api.include_router(routes_admin.router)
     app.include_router(api)
+    if settings.cors_allow_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_allow_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "X-API-Key", "X-Request-ID"],
+            max_age=600,
+        )
+    app.add_middleware(SecurityHeaders, docs_script_hash=docs_hash)
+    app.add_middleware(
+        BodySizeLimit, max_bytes=settings.max_body_bytes, upload_paths={UPLOAD_PATH: settings.max_upload_bytes}
+    )
     if settings.frontend_dir.is_dir():  # last: the API, health and docs routes take precedence
         app.mount("/", StaticFiles(directory=settings.frontend_dir, html=True), name="frontend")
     else:

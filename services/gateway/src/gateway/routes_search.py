@@ -1,12 +1,14 @@
-"""Public guideline search: the gateway asks retrieval directly (no intermediate service)."""
+"""Public guideline search: role-checked and audited; the gateway asks retrieval directly."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from gateway.deps import Retrieval
+from gateway.deps import Audit, Retrieval
+from gateway.security.authenticate import Clinical
 from ng12_common.citations import hit_to_passage
 from ng12_common.models import ErrorResponse, SearchQuery, SearchResult
+from ng12_common.retrieval_client import RetrievalError
 
 router = APIRouter()
 
@@ -14,12 +16,23 @@ router = APIRouter()
 @router.post(
     "/search",
     response_model=SearchResult,
-    responses={422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}},
+    responses={
+        401: {"model": ErrorResponse},
+        403: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        429: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
     tags=["search"],
 )
-async def search(body: SearchQuery, retrieval: Retrieval) -> SearchResult:
-    found = await retrieval.search(body.query, top_k=body.top_k, mode=body.mode)
-    return SearchResult(
+async def search(request: Request, body: SearchQuery, user: Clinical, retrieval: Retrieval, audit: Audit) -> SearchResult:
+    summary = {"query_chars": len(body.query), "top_k": body.top_k, "mode": body.mode}
+    try:
+        found = await retrieval.search(body.query, top_k=body.top_k, mode=body.mode)
+    except RetrievalError as exc:
+        await audit.write(request, "search", exc.status, raw_input=await request.body(), summary=summary)
+        raise
+    result = SearchResult(
         query=body.query,
         normalized_query=found.normalized_query,
         passages=[hit_to_passage(hit) for hit in found.hits],
@@ -27,3 +40,7 @@ async def search(body: SearchQuery, retrieval: Retrieval) -> SearchResult:
         degraded=found.degraded,
         degraded_reason=found.degraded_reason,
     )
+    await audit.write(
+        request, "search", 200, raw_input=await request.body(), summary=summary, reply=result.model_dump_json().encode()
+    )
+    return result

@@ -1,21 +1,37 @@
-"""Gateway configuration, read from the environment (see deploy/stack_spec.py)."""
+"""Gateway configuration, read from the environment (see deploy/stack_spec.py and docs/security.md)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import NoDecode
 
 from ng12_common.settings import HttpServiceSettings
+
+RATE = r"^\d{1,6}\s*/\s*\d{0,4}\s*(second|minute|hour|day)s?$"
+
+
+def _csv(value: object) -> object:
+    """CORS_ALLOW_ORIGINS / OIDC_ALGORITHMS are comma-separated lists in the environment."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
 
 
 class GatewaySettings(HttpServiceSettings):
     port: int = Field(default=8000, ge=1, le=65535)
+    metrics_port: int | None = Field(
+        default=9100, ge=1, le=65535, description="private port of /metrics (never on the public port)"
+    )
     assessment_url: str = Field(pattern=r"^https?://", description="base URL of the assessment service")
     chat_url: str = Field(pattern=r"^https?://", description="base URL of the chat service")
     retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")
-    redis_url: str = Field(pattern=r"^rediss?://", description="Celery broker and result backend")
-    admin_api_key: str = Field(min_length=1, description="value expected in the X-Admin-Key header")
+    retrieval_service_token: str = Field(
+        default="", max_length=512, description="sent to retrieval's index-changing RPCs (activate, rollback)"
+    )
+    redis_url: str = Field(pattern=r"^rediss?://", description="Celery broker, sessions, rate limits")
     frontend_dir: Path = Path("frontend")
     downstream_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     downstream_connect_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
@@ -26,6 +42,84 @@ class GatewaySettings(HttpServiceSettings):
         default="celery", pattern=r"^[A-Za-z0-9._:-]{1,64}$", description="Celery queue"
     )
 
+    # --- identity -------------------------------------------------------------------------------
+    auth_dir: Path = Field(default=Path("var/auth"), description="local accounts and the token key")
+    auth_jwt_secret: str = Field(
+        default="",
+        max_length=512,
+        description="HS256 key of the gateway's own tokens; empty: generated once into AUTH_DIR",
+    )
+    auth_token_ttl_seconds: int = Field(default=900, ge=60, le=86400)
+    auth_local_accounts: bool | None = Field(
+        default=None, description="local accounts (var/auth/users.json); default on, except in production"
+    )
+    oidc_issuer: str = Field(default="", max_length=512, description="OIDC issuer; empty: no OIDC")
+    oidc_audience: str = Field(default="", max_length=512)
+    oidc_jwks_url: str = Field(default="", max_length=1024, description="default: from the discovery document")
+    oidc_algorithms: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["RS256", "ES256"])
+    oidc_roles_claim: str = Field(default="roles", max_length=200, description="dotted path, e.g. realm_access.roles")
+    oidc_user_claim: str = Field(default="preferred_username", max_length=100)
+    oidc_role_map: dict[str, str] = Field(
+        default_factory=dict, description='JSON: identity-provider role -> clinician|admin|service'
+    )
+    session_key_prefix: str = Field(default="ng12:gw", pattern=r"^[A-Za-z0-9:_-]{1,64}$")
+    session_ttl_seconds: int = Field(default=30 * 86400, ge=3600)
+
+    # --- audit ------------------------------------------------------------------------------------
+    gateway_database_url: str = Field(
+        default="sqlite:///var/gateway/gateway.sqlite3",
+        pattern=r"^(sqlite|postgresql(\+psycopg)?)://",
+        description="audit trail and API keys: PostgreSQL in production, SQLite for make run",
+    )
+    audit_retention_days: int = Field(default=3650, ge=1, le=36500)
+
+    # --- abuse limits and browser hardening --------------------------------------------------------
+    rate_limit_user: str = Field(default="300/minute", pattern=RATE)
+    rate_limit_ip: str = Field(default="600/minute", pattern=RATE)
+    rate_limit_chat: str = Field(default="30/minute", pattern=RATE)
+    rate_limit_ingestion: str = Field(default="10/hour", pattern=RATE)
+    rate_limit_signin: str = Field(default="10/minute", pattern=RATE)
+    rate_limit_prefix: str = Field(default="ng12:rl", pattern=r"^[A-Za-z0-9:_-]{1,64}$")
+    trusted_proxy_hops: int = Field(
+        default=0, ge=0, le=5, description="X-Forwarded-For entries added by trusted proxies in front"
+    )
+    max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1024 * 1024, le=512 * 1024 * 1024)
+    cors_allow_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    @field_validator("cors_allow_origins", "oidc_algorithms", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        return _csv(value)
+
+    @model_validator(mode="after")
+    def _identity_configured(self) -> GatewaySettings:
+        if self.environment == "production":
+            if self.auth_local_accounts is None:
+                self.auth_local_accounts = False
+            if not self.oidc_issuer and not self.auth_local_accounts:
+                raise ValueError(
+                    "ENVIRONMENT=production needs OIDC_ISSUER (and OIDC_AUDIENCE), or local accounts "
+                    "enabled explicitly with AUTH_LOCAL_ACCOUNTS=true"
+                )
+            if not self.auth_jwt_secret or len(self.auth_jwt_secret) < 32:
+                raise ValueError("AUTH_JWT_SECRET must be at least 32 characters when ENVIRONMENT=production")
+        elif self.auth_local_accounts is None:
+            self.auth_local_accounts = True
+        if self.oidc_issuer and not self.oidc_audience:
+            raise ValueError("OIDC_AUDIENCE must be set with OIDC_ISSUER")
+        bad = [a for a in self.oidc_algorithms if a not in ALLOWED_ALGORITHMS]
+        if bad:
+            raise ValueError(f"OIDC_ALGORITHMS: {bad} not allowed; choose from {sorted(ALLOWED_ALGORITHMS)}")
+        return self
+
+    @property
+    def local_accounts_enabled(self) -> bool:
+        return bool(self.auth_local_accounts)
+
     @classmethod
     def secret_fields(cls) -> tuple[str, ...]:
-        return ("admin_api_key",)
+        return ("auth_jwt_secret",)
+
+
+ALLOWED_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"})

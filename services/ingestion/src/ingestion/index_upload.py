@@ -110,11 +110,12 @@ def upload_index(
     timeout: float = 600.0,
     description: str = "",
     progress: Progress = lambda stage, fraction: None,
+    service_token: str = "",
 ) -> dict[str, Any]:
     g = kb.guideline
     with grpc.insecure_channel(target, options=channel_options()) as channel:
         stub = pb_grpc.RetrievalStub(channel)
-        md = request_metadata()
+        md = request_metadata(service_token)
         version = stub.BeginIndex(
             pb.BeginIndexRequest(
                 guideline=pb.GuidelineInfo(
@@ -137,7 +138,7 @@ def upload_index(
             progress("validate", 0.0)
             finished = stub.FinishIndex(pb.FinishIndexRequest(version=version), timeout=120, metadata=md)
         except BaseException as exc:
-            _abort(stub, version, f"upload failed: {exc!r}"[:500])
+            _abort(stub, version, f"upload failed: {exc!r}"[:500], md)
             raise
         if not finished.valid:
             raise IndexBuildFailed(version, list(finished.problems))
@@ -153,10 +154,10 @@ def upload_index(
         }
 
 
-def _abort(stub: pb_grpc.RetrievalStub, version: str, reason: str) -> None:
+def _abort(stub: pb_grpc.RetrievalStub, version: str, reason: str, md: tuple[tuple[str, str], ...]) -> None:
     try:
         stub.AbortIndex(
-            pb.AbortIndexRequest(version=version, reason=reason), timeout=10, metadata=request_metadata()
+            pb.AbortIndexRequest(version=version, reason=reason), timeout=10, metadata=md
         )
     except grpc.RpcError as exc:  # the retrieval side marks interrupted builds failed on restart anyway
         log.warning("abort_failed", version=version, error=repr(exc))

@@ -33,6 +33,7 @@ def ingest_pdf(
     batch_size: int = 64,
     timeout: float = 600.0,
     progress: Progress = lambda stage, fraction: None,
+    service_token: str = "",
 ) -> dict[str, Any]:
     progress("parse", 0.0)
     kb = build_kb(pdf_path)
@@ -48,6 +49,7 @@ def ingest_pdf(
         timeout=timeout,
         description=f"{pdf_path.name} sha256:{kb.guideline.source_sha256[:12]}",
         progress=progress,
+        service_token=service_token,
     )
     result["report"] = kb.report.model_dump()
     log.info("ingestion_done", version=result["version"], status=result["status"])

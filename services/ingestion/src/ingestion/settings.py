@@ -13,6 +13,7 @@ from ng12_common.settings import ServiceSettings
 class IngestionSettings(ServiceSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     retrieval_addr: str = "127.0.0.1:50051"
+    retrieval_service_token: str = Field(default="", max_length=512, description="for index-changing RPCs")
     metrics_port: int = Field(default=9102, ge=0, le=65535)
     ng12_pdf: Path = Path("data/ng12.pdf")
     kb_dir: Path = Path("var/kb")

@@ -52,6 +52,7 @@ def ingest_pdf(self: Task, pdf_path: str | None = None, activate: bool = True) -
                 activate=activate,
                 batch_size=settings.upload_batch_size,
                 timeout=settings.retrieval_timeout_seconds,
+                service_token=settings.retrieval_service_token,
                 progress=progress,
             )
         outcome = "succeeded"

@@ -13,7 +13,7 @@ from prometheus_client import start_http_server
 
 from ng12.retrieval.v1 import retrieval_pb2, retrieval_pb2_grpc
 from ng12_common.gc_tuning import freeze_startup_heap
-from ng12_common.grpc_utils import ServerObservabilityInterceptor, channel_options
+from ng12_common.grpc_utils import ServerObservabilityInterceptor, ServiceTokenInterceptor, channel_options
 from ng12_common.logs import get_logger
 from retrieval.embeddings import CachedQueryEmbedder, EmbeddingError, build_provider
 from retrieval.index_store import IndexStore
@@ -37,7 +37,10 @@ async def serve(settings: RetrievalSettings) -> None:
 
     health = health_aio.HealthServicer()
     servicer = RetrievalServicer(store, embedder, health, SearchResultCache(settings.search_cache_size))
-    server = grpc.aio.server(interceptors=[ServerObservabilityInterceptor()], options=channel_options())
+    interceptors: list[grpc.aio.ServerInterceptor] = [ServerObservabilityInterceptor()]
+    if settings.retrieval_service_token:
+        interceptors.append(ServiceTokenInterceptor(settings.retrieval_service_token))
+    server = grpc.aio.server(interceptors=interceptors, options=channel_options())
     retrieval_pb2_grpc.add_RetrievalServicer_to_server(servicer, server)
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     if settings.grpc_reflection:

@@ -14,6 +14,9 @@ class RetrievalSettings(ServiceSettings):
     grpc_host: str = "127.0.0.1"
     grpc_port: int = Field(default=50051, ge=1, le=65535)
     metrics_port: int = Field(default=9101, ge=0, le=65535)  # 0 disables the metrics listener
+    retrieval_service_token: str = Field(
+        default="", max_length=512, description="required by index-changing RPCs when set"
+    )
     chroma_dir: Path = Path("var/chroma")
     embedder: Literal["local", "vertex"] = "local"  # vertex: Vertex AI text embeddings (needs VERTEX_PROJECT)
     embedding_threads: int = Field(

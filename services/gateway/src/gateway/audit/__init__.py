@@ -1,0 +1,1 @@
+"""The audit trail: one append-only, hash-chained record per clinical answer, admin action and sign-in."""

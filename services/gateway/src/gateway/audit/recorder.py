@@ -1,0 +1,94 @@
+"""Writing audit records from the routes: who, what route, a redacted summary, what was answered.
+
+`outcome_of` reads the clinical outcome back from the JSON the gateway is about to return (the
+recommendation ids, top action, grounding and index version), so the record says what the user
+was shown. The write happens before the response is sent: if the trail cannot be written the
+caller gets 503 and nothing unaudited is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+from fastapi import Request
+
+from gateway.audit.records import AuditEntry, AuditKind, AuditRecord, body_hash
+from gateway.audit.store import AuditStore
+from gateway.security.principal import Principal
+from ng12_common.http_app import route_template
+from ng12_common.logs import current_request_id
+
+
+def outcome_of(body: bytes) -> dict[str, Any]:
+    """recommendation_ids, top_action, grounding, index_version from an assessment, chat or search reply."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {}
+    ids: list[str] = []
+    assessment = data.get("assessment")
+    if isinstance(assessment, dict):
+        out["top_action"] = str(assessment.get("top_action", ""))
+        ids = [str(m.get("recommendation_id")) for m in assessment.get("matched_recommendations", []) if isinstance(m, dict)]
+    if "grounding" in data:
+        out["grounding"] = str(data.get("grounding", ""))
+    for key in ("citations", "passages"):
+        for item in data.get(key) or []:
+            if isinstance(item, dict) and item.get("recommendation_id"):
+                rid = str(item["recommendation_id"])
+                if rid not in ids:
+                    ids.append(rid)
+    out["recommendation_ids"] = ids[:100]
+    guideline = data.get("guideline")
+    version = guideline.get("index_version") if isinstance(guideline, dict) else data.get("index_version")
+    out["index_version"] = str(version or "")
+    return out
+
+
+def client_ip(request: Request, trusted_hops: int) -> str:
+    forwarded = request.headers.get("x-forwarded-for", "")
+    if trusted_hops and forwarded:
+        hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+        if len(hops) >= trusted_hops:
+            return hops[-trusted_hops][:64]
+    return request.client.host if request.client else ""
+
+
+class AuditRecorder:
+    def __init__(self, store: AuditStore, trusted_hops: int = 0) -> None:
+        self.store = store
+        self.trusted_hops = trusted_hops
+
+    async def write(
+        self,
+        request: Request,
+        kind: AuditKind,
+        status: int,
+        *,
+        principal: Principal | None = None,
+        actor: str = "",
+        raw_input: bytes = b"",
+        summary: dict[str, Any] | None = None,
+        reply: bytes = b"",
+    ) -> AuditRecord:
+        who = principal or getattr(request.state, "principal", None)
+        entry = AuditEntry(
+            request_id=current_request_id() or "",
+            actor=who.subject if who else (actor or "anonymous"),
+            role=who.role if who else "",
+            auth_method=who.method if who else "",
+            client_ip=client_ip(request, self.trusted_hops),
+            kind=kind,
+            method=request.method,
+            route=route_template(request.scope),
+            status=status,
+            input_sha256=body_hash(raw_input) if raw_input else "",
+            summary=summary or {},
+            **(outcome_of(reply) if reply and status < 400 else {}),
+        )
+        return await asyncio.to_thread(self.store.append, entry)

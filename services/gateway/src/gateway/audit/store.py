@@ -1,0 +1,166 @@
+"""Append, query, verify and purge the hash-chained audit trail (PostgreSQL or SQLite).
+
+Appending reads the last record and inserts `seq + 1` with `prev_hash` = its hash, in one
+transaction; `seq` is the primary key, so two writers racing for the same position (several
+gateway workers or replicas) cannot fork the chain: one insert fails and is retried on the new
+tail. Records are never updated (a trigger refuses UPDATE). Retention (`purge`) deletes the oldest
+records and moves the anchor (the last deleted record's seq and hash) so the rest still verifies.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Engine, delete, insert, select
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from gateway.audit.records import GENESIS, AuditEntry, AuditRecord, canonical, record_hash
+from gateway.database import audit_anchor, audit_log
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    ok: bool
+    checked: int
+    head_seq: int
+    head_hash: str
+    problem: str = ""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class AuditStore:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def append(self, entry: AuditEntry) -> AuditRecord:
+        """Blocking: run in a thread. Raises after repeated conflicts (the caller answers 503)."""
+        for attempt in range(50):
+            try:
+                return self._append_once(entry)
+            except (IntegrityError, OperationalError):
+                time.sleep(min(0.002 * (attempt + 1), 0.05))
+        raise RuntimeError("the audit trail is busy; the record was not written")
+
+    def _append_once(self, entry: AuditEntry) -> AuditRecord:
+        with self._engine.begin() as conn:
+            tail = conn.execute(
+                select(audit_log.c.seq, audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
+            ).first()
+            if tail is None:
+                anchor = conn.execute(select(audit_anchor.c.seq, audit_anchor.c.hash)).first()
+                seq, prev = (anchor[0] + 1, anchor[1]) if anchor else (1, GENESIS)
+            else:
+                seq, prev = tail[0] + 1, tail[1]
+            record = AuditRecord(**entry.model_dump(), seq=seq, ts=_now(), prev_hash=prev)
+            record.hash = record_hash(record)
+            conn.execute(
+                insert(audit_log).values(
+                    seq=record.seq,
+                    ts=record.ts,
+                    request_id=record.request_id,
+                    actor=record.actor,
+                    role=record.role,
+                    kind=record.kind,
+                    method=record.method,
+                    route=record.route,
+                    status=record.status,
+                    record=canonical(record),
+                    prev_hash=record.prev_hash,
+                    hash=record.hash,
+                )
+            )
+        return record
+
+    def query(
+        self, since: str | None = None, user: str | None = None, kind: str | None = None, limit: int = 1000
+    ) -> list[AuditRecord]:
+        stmt = select(audit_log.c.record, audit_log.c.hash).order_by(audit_log.c.seq).limit(limit)
+        if since:
+            stmt = stmt.where(audit_log.c.ts >= since)
+        if user:
+            stmt = stmt.where(audit_log.c.actor == user)
+        if kind:
+            stmt = stmt.where(audit_log.c.kind == kind)
+        with self._engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+        return [AuditRecord(**json.loads(r[0]), hash=r[1]) for r in rows]
+
+    def iter_all(self, batch: int = 1000) -> Iterator[tuple[int, str, str, str]]:
+        """(seq, record json, prev_hash, hash) in order, in batches (export and verify)."""
+        last = -1
+        while True:
+            with self._engine.connect() as conn:
+                rows = conn.execute(
+                    select(audit_log.c.seq, audit_log.c.record, audit_log.c.prev_hash, audit_log.c.hash)
+                    .where(audit_log.c.seq > last)
+                    .order_by(audit_log.c.seq)
+                    .limit(batch)
+                ).all()
+            if not rows:
+                return
+            for row in rows:
+                yield row[0], row[1], row[2], row[3]
+            last = rows[-1][0]
+
+    def verify(self, expect_head: tuple[int, str] | None = None) -> VerifyResult:
+        """Walk the chain from the anchor: every record's hash recomputed, every link and seq checked."""
+        with self._engine.connect() as conn:
+            anchor = conn.execute(select(audit_anchor.c.seq, audit_anchor.c.hash)).first()
+        expected_seq, expected_prev = (anchor[0] + 1, anchor[1]) if anchor else (1, GENESIS)
+        checked = 0
+        head_seq, head_hash = expected_seq - 1, expected_prev
+        for seq, raw, prev_hash, stored_hash in self.iter_all():
+            try:
+                record = AuditRecord(**json.loads(raw), hash=stored_hash)
+            except ValueError as exc:
+                return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} is unreadable: {exc}")
+            if seq != expected_seq or record.seq != seq:
+                return VerifyResult(
+                    False, checked, head_seq, head_hash, f"record {expected_seq} is missing (found {seq} next)"
+                )
+            if prev_hash != expected_prev or record.prev_hash != expected_prev:
+                return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} does not link to {seq - 1}")
+            if record_hash(record) != stored_hash:
+                return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} was altered (hash mismatch)")
+            checked += 1
+            head_seq, head_hash = seq, stored_hash
+            expected_seq, expected_prev = seq + 1, stored_hash
+        if expect_head is not None:
+            seq, digest = expect_head
+            if head_seq < seq:
+                return VerifyResult(
+                    False, checked, head_seq, head_hash, f"records after {head_seq} were deleted (expected head {seq})"
+                )
+            found = self.query_seq(seq)
+            if found is None or found.hash != digest:
+                return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} is not the expected head")
+        return VerifyResult(True, checked, head_seq, head_hash)
+
+    def query_seq(self, seq: int) -> AuditRecord | None:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(audit_log.c.record, audit_log.c.hash).where(audit_log.c.seq == seq)).first()
+        return AuditRecord(**json.loads(row[0]), hash=row[1]) if row else None
+
+    def purge(self, retention_days: int, now: datetime | None = None) -> int:
+        """Delete records older than the retention period; the chain stays verifiable."""
+        cutoff = ((now or datetime.now(UTC)) - timedelta(days=retention_days)).isoformat(timespec="microseconds")
+        with self._engine.begin() as conn:
+            last = conn.execute(
+                select(audit_log.c.seq, audit_log.c.hash)
+                .where(audit_log.c.ts < cutoff)
+                .order_by(audit_log.c.seq.desc())
+                .limit(1)
+            ).first()
+            if last is None:
+                return 0
+            conn.execute(delete(audit_anchor))
+            conn.execute(insert(audit_anchor).values(id=1, seq=last[0], hash=last[1]))
+            removed = conn.execute(delete(audit_log).where(audit_log.c.seq <= last[0])).rowcount
+        return int(removed)

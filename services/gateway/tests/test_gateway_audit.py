@@ -1,0 +1,164 @@
+"""The audit trail: what is recorded, the admin API and export, and the hash chain on SQLite and a
+real PostgreSQL (`python -m gateway.audit verify` detects an edited or deleted record)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
+
+from gateway.audit.records import AuditEntry
+from gateway.audit.store import AuditStore
+from gateway.database import make_engine
+from services.gateway.tests.conftest import REPO, bearer
+
+CLINICIAN = bearer("gp-audit", "clinician")
+ADMIN = bearer("admin-audit", "admin")
+_SWAP = text("UPDATE audit_log SET record = replace(record, :a, :b) WHERE seq = 3")
+PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+def test_clinical_calls_are_audited_without_free_text(offline_gateway: TestClient) -> None:
+    record = {"age": 63, "gender": "Male", "symptoms": ["blood in his pee, Mr John Smith"], "test_results": {"PSA": 3.8}}
+    offline_gateway.post("/api/v1/assess", json=record, headers={**CLINICIAN, "X-Request-ID": "rid-audit-1"})
+    offline_gateway.post("/api/v1/search", json={"query": "haematuria secret words"}, headers=CLINICIAN)
+    page = offline_gateway.get("/api/v1/admin/audit", params={"user": "local:gp-audit"}, headers=ADMIN).json()
+    kinds = [(r["kind"], r["route"], r["status"]) for r in page["records"]]
+    assert kinds == [("assessment", "/api/v1/assess", 503), ("search", "/api/v1/search", 503)]
+    first = page["records"][0]
+    assert first["actor"] == "local:gp-audit" and first["role"] == "clinician" and first["request_id"] == "rid-audit-1"
+    assert first["summary"]["age"] == 63 and first["summary"]["symptoms"] == 1 and first["summary"]["test_names"] == ["PSA"]
+    assert len(first["input_sha256"]) == 64
+    dumped = json.dumps(page)
+    assert "pee" not in dumped and "John" not in dumped and "secret" not in dumped
+
+
+def test_audit_filters_and_jsonl_export(offline_gateway: TestClient) -> None:
+    offline_gateway.get("/api/v1/auth/me", headers=CLINICIAN)
+    offline_gateway.post("/api/v1/chat/sessions", headers=CLINICIAN)
+    sessions = offline_gateway.get("/api/v1/admin/audit", params={"kind": "session"}, headers=ADMIN).json()["records"]
+    assert len(sessions) == 1 and sessions[0]["summary"]["action"] == "create"
+    future = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    assert offline_gateway.get("/api/v1/admin/audit", params={"since": future}, headers=ADMIN).json()["records"] == []
+    assert offline_gateway.get("/api/v1/admin/audit", params={"kind": "nonsense"}, headers=ADMIN).status_code == 422
+    export = offline_gateway.get("/api/v1/admin/audit/export", headers=ADMIN)
+    assert export.headers["content-type"].startswith("application/x-ndjson")
+    lines = [json.loads(line) for line in export.text.splitlines()]
+    assert [r["seq"] for r in lines] == list(range(1, len(lines) + 1))
+    assert all(len(r["hash"]) == 64 for r in lines)
+    assert lines[1]["prev_hash"] == lines[0]["hash"]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def audit_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('audit') / 'audit.sqlite3'}"
+        return
+    name = f"ng12_audit_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f"CREATE DATABASE {name}"))
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"the audit tests need PostgreSQL at 127.0.0.1:5432 (trust auth): {exc}")
+    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    with admin.connect() as conn:
+        conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    admin.dispose()
+
+
+def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.audit", "--database-url", url, *args],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+
+
+def _untrigger(conn: Any) -> None:
+    if conn.dialect.name == "sqlite":
+        conn.execute(text("DROP TRIGGER IF EXISTS audit_log_no_update"))
+    else:
+        conn.execute(text("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update"))
+
+
+def _fill(store: AuditStore, n: int) -> None:
+    for i in range(n):
+        store.append(AuditEntry(actor=f"local:u{i % 3}", role="clinician", kind="assessment", method="POST", route="/api/v1/assess", status=200, recommendation_ids=["1.1.1"]))
+
+
+def test_chain_verifies_then_detects_edit_and_deletion(audit_url: str) -> None:
+    engine = make_engine(audit_url)
+    store = AuditStore(engine)
+    _fill(store, 6)
+    ok = _cli(audit_url, "verify")
+    assert ok.returncode == 0, ok.stderr
+    assert "6 records checked" in ok.stdout
+    head = ok.stdout.strip().rsplit("head ", 1)[1]
+
+    with engine.begin() as conn:  # the table refuses UPDATE ...
+        with pytest.raises(Exception, match="append-only"):
+            conn.execute(text("UPDATE audit_log SET actor = 'x' WHERE seq = 3"))
+    with engine.begin() as conn:  # ... so a tamperer with DBA rights drops the trigger first
+        _untrigger(conn)
+        conn.execute(_SWAP, {"a": '"status":200', "b": '"status":201'})
+    edited = _cli(audit_url, "verify")
+    assert edited.returncode == 1 and "record 3 was altered" in edited.stderr
+
+    with engine.begin() as conn:
+        _untrigger(conn)  # (verify's make_engine put it back)
+        conn.execute(_SWAP, {"a": '"status":201', "b": '"status":200'})
+    assert _cli(audit_url, "verify").returncode == 0
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM audit_log WHERE seq = 4"))
+    deleted = _cli(audit_url, "verify")
+    assert deleted.returncode == 1 and "record 4 is missing" in deleted.stderr
+
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM audit_log WHERE seq >= 4"))
+    truncated = _cli(audit_url, "verify", "--expect-head", head)
+    assert truncated.returncode == 1 and "deleted" in truncated.stderr
+    engine.dispose()
+
+
+def test_retention_purge_keeps_the_chain_verifiable(audit_url: str) -> None:
+    engine = make_engine(audit_url)
+    store = AuditStore(engine)
+    _fill(store, 5)
+    later = datetime.now(UTC) + timedelta(days=10)
+    assert store.purge(retention_days=365, now=later) == 0
+    assert store.purge(retention_days=5, now=later) == 5
+    _fill(store, 2)
+    result = store.verify()
+    assert result.ok and result.checked == 2 and result.head_seq == 7
+    engine.dispose()
+
+
+def test_concurrent_writers_never_fork_the_chain(audit_url: str) -> None:
+    import concurrent.futures
+
+    engines = [make_engine(audit_url) for _ in range(3)]  # like three gateway workers
+    stores = [AuditStore(e) for e in engines]
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        list(pool.map(lambda i: _fill(stores[i % 3], 5), range(6)))
+    result = stores[0].verify()
+    assert result.ok and result.checked == 30
+    for engine in engines:
+        engine.dispose()
+
+
+def test_gateway_on_postgres(make_gateway: Callable[..., TestClient], audit_url: str) -> None:
+    with make_gateway(gateway_database_url=audit_url) as client:
+        client.get("/api/v1/auth/me", headers=CLINICIAN)
+        client.post("/api/v1/chat/sessions", headers=CLINICIAN)
+        client.post("/api/v1/admin/api-keys", json={"name": "x", "roles": ["service"]}, headers=ADMIN)
+        records = client.get("/api/v1/admin/audit", headers=ADMIN).json()["records"]
+        assert [r["kind"] for r in records] == ["session", "admin"]
+    assert _cli(audit_url, "verify").returncode == 0
