@@ -32,13 +32,15 @@ REPO = Path(__file__).resolve().parents[1]
 BLIND = REPO / "eval" / "blind"
 
 
-def assessment_metrics(base_url: str, cases: list[dict[str, Any]], verbose: bool) -> dict[str, Any]:
+def assessment_metrics(
+    base_url: str, cases: list[dict[str, Any]], verbose: bool, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     from assessment.dev_eval import case_record, score_case, summary
 
     scores = []
     unsafe: list[str] = []
     incomplete = 0
-    with httpx.Client(base_url=base_url, timeout=30.0) as client:
+    with httpx.Client(base_url=base_url, timeout=30.0, headers=headers or {}) as client:
         for case in cases:
             reply = client.post("/api/v1/assess", json=case_record(case))
             if reply.status_code != 200:
@@ -92,10 +94,12 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    def run(base_url: str) -> int:
+    def run(base_url: str, headers: dict[str, str] | None) -> int:
         if args.only in ("assessment", "both"):
             cases = json.loads((BLIND / f"assessment_{args.part}.json").read_text(encoding="utf-8"))
-            _print_assessment(f"assessment {args.part}", assessment_metrics(base_url, cases, args.verbose))
+            _print_assessment(
+                f"assessment {args.part}", assessment_metrics(base_url, cases, args.verbose, headers)
+            )
         if args.only in ("chat", "both"):
             chat_path = BLIND / f"chat_{args.part}.json"
             try:
@@ -103,12 +107,13 @@ def main() -> int:
             except ImportError:
                 print("[chat] bench/eval_blind_chat.py is missing", flush=True)
                 return 1
-            result = eval_blind_chat.run(base_url, str(chat_path))
+            result = eval_blind_chat.run(base_url, str(chat_path), headers)
             print(f"[chat {args.part}] " + json.dumps(result, indent=None, default=str), flush=True)
         return 0
 
     if args.base_url:
-        return run(args.base_url)
+        token = os.environ.get("NG12_TOKEN", "")
+        return run(args.base_url, {"Authorization": f"Bearer {token}"} if token else None)
     import redis
 
     from tests.support import find_pdf, load_launcher, stack_config
@@ -118,7 +123,12 @@ def main() -> int:
     launcher = load_launcher()
     with tempfile.TemporaryDirectory(prefix="ng12-eval-blind-") as var_dir:
         cfg = stack_config(
-            launcher, redis_url=redis_url, ng12_pdf=find_pdf(), var_dir=Path(var_dir), log_level="WARNING"
+            launcher,
+            redis_url=redis_url,
+            ng12_pdf=find_pdf(),
+            var_dir=Path(var_dir),
+            log_level="WARNING",
+            extra_env={"gateway": {"RATE_LIMIT_USER": "100000/minute", "RATE_LIMIT_CHAT": "100000/minute"}},
         )
         stack = launcher.Stack(cfg)
         stack.start()
@@ -126,7 +136,7 @@ def main() -> int:
             started = time.perf_counter()
             stack.wait_ready(600)
             print(f"stack ready in {time.perf_counter() - started:.1f} s", flush=True)
-            return run(f"http://127.0.0.1:{cfg.gateway_port}")
+            return run(f"http://127.0.0.1:{cfg.gateway_port}", stack.auth_headers("clinician"))
         finally:
             stack.stop()
 

@@ -133,15 +133,22 @@ def score(cases: list[dict[str, Any]], post: Post) -> dict[str, Any]:
     }
 
 
-def run(base_url: str, cases_path: str) -> dict[str, Any]:
-    """Score the cases in `cases_path` through the gateway at `base_url`."""
+def run(base_url: str, cases_path: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """Score the cases in `cases_path` through the gateway at `base_url` (signed in with `headers`).
+    Each case's session name is mapped to a session the gateway creates for this user."""
     import httpx
 
     cases = json.loads(Path(cases_path).read_text(encoding="utf-8"))
-    with httpx.Client(base_url=base_url.rstrip("/"), timeout=30.0) as client:
+    sessions: dict[str, str] = {}
+    with httpx.Client(base_url=base_url.rstrip("/"), timeout=30.0, headers=headers or {}) as client:
 
         def post(payload: dict[str, Any]) -> dict[str, Any]:
-            reply = client.post("/api/v1/chat", json=payload)
+            name = str(payload["session_id"])
+            if name not in sessions:
+                made = client.post("/api/v1/chat/sessions")
+                made.raise_for_status()
+                sessions[name] = made.json()["session_id"]
+            reply = client.post("/api/v1/chat", json={**payload, "session_id": sessions[name]})
             reply.raise_for_status()
             result: dict[str, Any] = reply.json()
             return result
@@ -153,8 +160,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", required=True, help="the gateway, e.g. http://127.0.0.1:8000")
     parser.add_argument("--cases", required=True, help="a JSON list of chat cases")
+    parser.add_argument("--token", default="", help="a bearer token (POST /api/v1/auth/token)")
     args = parser.parse_args()
-    result = run(args.base_url, args.cases)
+    result = run(args.base_url, args.cases, {"Authorization": f"Bearer {args.token}"} if args.token else None)
     failures = result.pop("failures")
     print(json.dumps(result, indent=2))
     for line in failures:

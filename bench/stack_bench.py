@@ -92,16 +92,26 @@ async def _drive(
     per_client: int,
     warmup: int,
     rate: float | None = None,
+    headers: dict[str, str] | None = None,
 ) -> tuple[list[float], float, int]:
     import aiohttp
 
     latencies: list[float] = []
     errors = 0
     connector = aiohttp.TCPConnector(limit=clients * 2)
-    async with aiohttp.ClientSession(base_url, connector=connector) as session:
+    chat_sessions: dict[str, str] = {}  # the phase's session names -> ids the server made
+    async with aiohttp.ClientSession(base_url, connector=connector, headers=headers or {}) as session:
+
+        async def session_id(name: str) -> str:
+            if name not in chat_sessions:
+                async with session.post("/api/v1/chat/sessions") as made:
+                    chat_sessions[name] = (await made.json())["session_id"]
+            return chat_sessions[name]
 
         async def send(client: int, i: int) -> int:
             method, path, body = request_for(client, i)
+            if body and "session_id" in body:
+                body = {**body, "session_id": await session_id(str(body["session_id"]))}
             async with session.request(method, path, json=body) as reply:
                 await reply.read()
                 return reply.status
@@ -156,7 +166,7 @@ def run_load(
             ng12_pdf=find_pdf(),
             var_dir=Path(var_dir),
             log_level=log_level,
-            admin_api_key="bench-admin-key",
+            extra_env={"gateway": UNLIMITED},
         )
         stack = launcher.Stack(cfg)
         stack.start()
@@ -165,8 +175,11 @@ def run_load(
             print(f"stack ready in {ready:.1f} s (log level {log_level})", flush=True)
             pids = {name: running.proc.pid for name, running in stack.procs.items()}
             base_url = f"http://127.0.0.1:{cfg.gateway_port}"
+            headers = stack.auth_headers("clinician")
             results = {
-                label: _result(*asyncio.run(_measured(base_url, phase, clients, per_client, warmup, pids)))
+                label: _result(
+                    *asyncio.run(_measured(base_url, phase, clients, per_client, warmup, pids, headers))
+                )
                 for label, phase in phases.items()
             }
         finally:
@@ -184,19 +197,33 @@ def _result(
 
 
 async def _measured(
-    base_url: str, phase: Phase, clients: int, per_client: int, warmup: int, pids: dict[str, int]
+    base_url: str,
+    phase: Phase,
+    clients: int,
+    per_client: int,
+    warmup: int,
+    pids: dict[str, int],
+    headers: dict[str, str],
 ) -> tuple[list[float], float, int, dict[str, float], float]:
     if warmup:
-        await _drive(base_url, phase.request_for, clients, 0, warmup)
+        await _drive(base_url, phase.request_for, clients, 0, warmup, headers=headers)
     before = {name: _cpu_seconds(pid) for name, pid in pids.items()}
     own_before = time.process_time()
-    latencies, elapsed, errors = await _drive(base_url, phase.request_for, clients, per_client, 0, phase.rate)
+    latencies, elapsed, errors = await _drive(
+        base_url, phase.request_for, clients, per_client, 0, phase.rate, headers
+    )
     own = time.process_time() - own_before
     cpu = {name: _cpu_seconds(pid) - before[name] for name, pid in pids.items()}
     return latencies, elapsed, errors, cpu, own
 
 
 TARGETS = "targets: p95 <= 40 ms, >= 100 req/s"
+# The load generator is one user at hundreds of requests a second: lift the gateway's rate limits.
+UNLIMITED = {
+    "RATE_LIMIT_USER": "1000000/minute",
+    "RATE_LIMIT_IP": "1000000/minute",
+    "RATE_LIMIT_CHAT": "1000000/minute",
+}
 
 
 def report(results: dict[str, LoadResult], label: str, targets: str = TARGETS) -> int:

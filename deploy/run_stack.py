@@ -8,8 +8,10 @@ ingests the NG12 PDF at NG12_PDF (default data/ng12.pdf). Ready when the gateway
 answers 200. Ctrl-C (or SIGTERM) stops every process it started.
 
 Overrides (environment): PORT (gateway), ASSESSMENT_PORT, CHAT_PORT, RETRIEVAL_PORT,
-RETRIEVAL_METRICS_PORT, WORKER_METRICS_PORT, REDIS_URL, NG12_PDF, VAR_DIR (state: chroma,
-kb, logs; default var/), LOG_LEVEL, ENVIRONMENT, ADMIN_API_KEY, READY_TIMEOUT (seconds).
+RETRIEVAL_METRICS_PORT, WORKER_METRICS_PORT, GATEWAY_METRICS_PORT, REDIS_URL, NG12_PDF, VAR_DIR
+(state: chroma, kb, logs, auth, the gateway database; default var/), LOG_LEVEL, ENVIRONMENT,
+READY_TIMEOUT (seconds). On first start the gateway creates the local accounts `clinician` and
+`admin` and writes their passwords once to VAR_DIR/auth/initial-passwords.txt.
 
 Also importable: tests start a stack on free ports with `Stack(StackConfig(...))`.
 """
@@ -19,11 +21,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,12 +61,14 @@ class StackConfig:
     retrieval_port: int = 50051
     retrieval_metrics_port: int = 9101
     worker_metrics_port: int = 9102
+    gateway_metrics_port: int = 9100
+    # index-changing retrieval RPCs need it: a new random one per run, shared by worker and gateway
+    retrieval_service_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     redis_url: str = "redis://127.0.0.1:6379/0"
     ng12_pdf: Path = REPO / "data" / "ng12.pdf"
     var_dir: Path = REPO / "var"
     environment: str = "development"
     log_level: str = "INFO"
-    admin_api_key: str = "dev-admin-key"
     log_to_files: bool = False  # tests: one log file per service under var_dir/logs
     extra_env: dict[str, dict[str, str]] = field(default_factory=dict)  # per-service extras
 
@@ -77,12 +83,12 @@ class StackConfig:
             retrieval_port=int(e.get("RETRIEVAL_PORT", base.retrieval_port)),
             retrieval_metrics_port=int(e.get("RETRIEVAL_METRICS_PORT", base.retrieval_metrics_port)),
             worker_metrics_port=int(e.get("WORKER_METRICS_PORT", base.worker_metrics_port)),
+            gateway_metrics_port=int(e.get("GATEWAY_METRICS_PORT", base.gateway_metrics_port)),
             redis_url=e.get("REDIS_URL", base.redis_url),
             ng12_pdf=Path(e.get("NG12_PDF", str(base.ng12_pdf))).resolve(),
             var_dir=Path(e.get("VAR_DIR", str(base.var_dir))).resolve(),
             environment=e.get("ENVIRONMENT", base.environment),
             log_level=e.get("LOG_LEVEL", base.log_level),
-            admin_api_key=e.get("ADMIN_API_KEY", base.admin_api_key),
         )
 
 
@@ -102,7 +108,9 @@ def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
         "PATIENTS_FILE": str(REPO / "data" / "patients.json"),
         "ASSESSMENT_URL": f"http://127.0.0.1:{cfg.assessment_port}",
         "CHAT_URL": f"http://127.0.0.1:{cfg.chat_port}",
-        "ADMIN_API_KEY": cfg.admin_api_key,
+        "AUTH_DIR": str(cfg.var_dir / "auth"),
+        "RETRIEVAL_SERVICE_TOKEN": cfg.retrieval_service_token,
+        "GATEWAY_DATABASE_URL": f"sqlite:///{cfg.var_dir / 'gateway' / 'gateway.sqlite3'}",
         "FRONTEND_DIR": str(REPO / "frontend"),
     }
     port = {"gateway": cfg.gateway_port, "assessment": cfg.assessment_port, "chat": cfg.chat_port}.get(name)
@@ -112,6 +120,8 @@ def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
         values["METRICS_PORT"] = str(cfg.retrieval_metrics_port)
     if name == "ingestion-worker":
         values["METRICS_PORT"] = str(cfg.worker_metrics_port)
+    if name == "gateway":
+        values["METRICS_PORT"] = str(cfg.gateway_metrics_port)
     keys = {**stack_spec.COMMON_ENV, **spec.env}
     env = {k: values.get(k, default) for k, default in keys.items()}
     env.update(cfg.extra_env.get(name, {}))
@@ -295,6 +305,21 @@ class Stack:
                 return f"started redis-server on port {u.port or 6379} (data in {data})"
             time.sleep(0.2)
         raise SystemExit("redis-server was started but does not answer; see its output")
+
+    # --- signing in (tests, benchmarks, evaluations) ---------------------------------------------
+
+    def auth_headers(self, role: str = "clinician") -> dict[str, str]:
+        """Authorization header of the local account `role` (its password from initial-passwords.txt)."""
+        passwords = {}
+        for line in (self.cfg.var_dir / "auth" / "initial-passwords.txt").read_text().splitlines():
+            if line and not line.startswith("#"):
+                name, password = line.split(" ", 1)
+                passwords[name] = password
+        data = urllib.parse.urlencode({"username": role, "password": passwords[role]}).encode()
+        url = f"http://127.0.0.1:{self.cfg.gateway_port}/api/v1/auth/token"
+        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=10) as reply:
+            token = json.load(reply)["access_token"]
+        return {"Authorization": f"Bearer {token}"}
 
 
 def _http_ok(url: str) -> bool:

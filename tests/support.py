@@ -78,7 +78,9 @@ class RetrievalProcess:
     version: str
 
 
-def start_retrieval(tmp: Path, port: int | None = None) -> tuple[object, int, int, Path]:
+def start_retrieval(
+    tmp: Path, port: int | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[object, int, int, Path]:
     port = port or free_port()
     metrics_port = free_port()
     env = {
@@ -89,6 +91,7 @@ def start_retrieval(tmp: Path, port: int | None = None) -> tuple[object, int, in
         "CHROMA_DIR": str(tmp / "chroma"),
         "LOG_LEVEL": "INFO",
         "ENVIRONMENT": "test",
+        **(extra_env or {}),
     }
     log_path = tmp / "retrieval.log"
     proc = start_process(["-m", "retrieval"], env, log_path)
@@ -133,7 +136,6 @@ def stack_config(launcher: Any, *, redis_url: str, ng12_pdf: Path, var_dir: Path
     """A launcher StackConfig on free ports, logging to files under var_dir (tests, benches)."""
     values: dict[str, Any] = {
         "environment": "test",
-        "admin_api_key": "test-admin-key",
         "log_to_files": True,
         **extra,
     }
@@ -144,6 +146,7 @@ def stack_config(launcher: Any, *, redis_url: str, ng12_pdf: Path, var_dir: Path
         retrieval_port=free_port(),
         retrieval_metrics_port=free_port(),
         worker_metrics_port=free_port(),
+        gateway_metrics_port=free_port(),
         redis_url=redis_url,
         ng12_pdf=ng12_pdf,
         var_dir=var_dir,

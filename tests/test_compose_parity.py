@@ -30,12 +30,14 @@ PROMETHEUS_FILE = DEPLOY / "prometheus.yml"
 STACK_SPEC_FILE = DEPLOY / "stack_spec.py"
 # Environment keys holding the address of another service, and the service they name.
 ADDRESS_KEYS = {
-    "RETRIEVAL_ADDR": "retrieval",
-    "REDIS_URL": "redis",
-    "ASSESSMENT_URL": "assessment",
-    "CHAT_URL": "chat",
+    "RETRIEVAL_ADDR": ("retrieval",),
+    "REDIS_URL": ("redis", "redis-chat"),  # the broker, or (chat) the chat-memory instance
+    "SESSION_REDIS_URL": ("redis-chat",),
+    "GATEWAY_DATABASE_URL": ("postgres",),
+    "ASSESSMENT_URL": ("assessment",),
+    "CHAT_URL": ("chat",),
 }
-REDIS_PORT = 6379
+INFRA_PORTS = {"redis": 6379, "redis-chat": 6379, "postgres": 5432}
 LISTEN_ALL = "0.0.0.0"
 
 
@@ -135,7 +137,8 @@ def _scrape_targets() -> set[tuple[str, int, str]]:
 
 
 def _address(value: str) -> tuple[str, int | None]:
-    """(host, port) of 'host:port' or of a URL."""
+    """(host, port) of 'host:port' or of a URL (compose's ${SECRET:?...} in it read as a password)."""
+    value = re.sub(r"\$\{[^}]*\}", "secret", value)
     if "://" in value:
         parts = urlsplit(value)
         return parts.hostname or "", parts.port
@@ -261,14 +264,15 @@ def test_service_addresses_and_dependencies_match_stack_spec(name: str) -> None:
     env = _environment(svc)
     problems: list[str] = []
     expected_deps: set[str] = set()
-    for key, target in ADDRESS_KEYS.items():
+    for key, targets in ADDRESS_KEYS.items():
         if key not in SPECS[name].env:
             continue
-        expected_deps.add(target)
         host, port = _address(env.get(key, ""))
-        target_port = REDIS_PORT if target == "redis" else SPECS[target].port
+        target = host if host in targets else targets[0]
+        expected_deps.add(target)
+        target_port = INFRA_PORTS[target] if target in INFRA_PORTS else SPECS[target].port
         if (host, port) != (target, target_port):
-            problems.append(f"{key}={env.get(key)!r} should address {target}:{target_port}")
+            problems.append(f"{key}={env.get(key)!r} should address one of {targets} on {target_port}")
     depends = svc.get("depends_on") or {}
     actual_deps = set(depends if isinstance(depends, (dict, list)) else [])
     if actual_deps != expected_deps:

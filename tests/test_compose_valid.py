@@ -25,7 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 COMPOSE_FILE = DEPLOY / "docker-compose.yml"
-INFRA_SERVICES = {"redis", "prometheus"}
+INFRA_SERVICES = {"redis", "redis-chat", "postgres", "prometheus"}
 PUBLISHED_OK = {"gateway", "prometheus"}
 CONTAINER_TMP = "/tmp"  # noqa: S108 - a path inside the containers, not a temporary file here
 # Dependencies that may not wait for health: retrieval is healthy only with an active index, and
@@ -308,22 +308,58 @@ def test_ingestion_mounts_the_ng12_pdf_read_only() -> None:
     assert kb and kb[0] in _named_volumes(), f"ingestion-worker should mount a named kb volume at {kb_dir}"
 
 
-def test_redis_is_a_durable_broker() -> None:
-    redis = _services()["redis"]
+@pytest.mark.parametrize("name", ["redis", "redis-chat"])
+def test_redis_is_durable_capped_and_has_per_service_users(name: str) -> None:
+    redis = _services()[name]
     command = redis.get("command")
     argv = command if isinstance(command, list) else str(command).split()
     joined = " ".join(str(arg) for arg in argv)
-    assert "--appendonly yes" in joined, f"redis must persist with AOF (--appendonly yes): {joined}"
-    assert "--maxmemory-policy noeviction" in joined, f"redis (Celery broker) must not evict keys: {joined}"
-    targets = {target: src for src, target, _ in _mounts(redis)}
-    assert targets.get("/data") in _named_volumes(), f"redis /data must be a named volume, got {targets}"
-
-
-def test_admin_key_is_required_not_defaulted() -> None:
-    value = _environment(_services()["gateway"]).get("ADMIN_API_KEY", "")
-    assert re.fullmatch(r"\$\{ADMIN_API_KEY:\?[^}]+\}", value), (
-        f"ADMIN_API_KEY must be required with ${{ADMIN_API_KEY:?...}}, got {value!r}"
+    assert "--appendonly yes" in joined, f"{name} must persist with AOF (--appendonly yes): {joined}"
+    assert "--maxmemory-policy noeviction" in joined, f"{name} must not evict keys: {joined}"
+    assert re.search(r"--maxmemory \d+mb", joined), f"{name} needs a memory cap of its own: {joined}"
+    assert "--user default off" in joined, f"{name}: the passwordless default user must be off"
+    passwords = re.findall(r">\$\{(REDIS_[A-Z_]+_PASSWORD):\?[^}]+\}", joined)
+    assert len(passwords) >= 2 and len(set(passwords)) == len(passwords), (
+        f"{name}: one password per service user"
     )
+    targets = {target: src for src, target, _ in _mounts(redis)}
+    assert targets.get("/data") in _named_volumes(), f"{name} /data must be a named volume, got {targets}"
+
+
+def test_secrets_are_required_not_defaulted() -> None:
+    services = _services()
+    for name, key in (
+        ("gateway", "AUTH_JWT_SECRET"),
+        ("gateway", "RETRIEVAL_SERVICE_TOKEN"),
+        ("retrieval", "RETRIEVAL_SERVICE_TOKEN"),
+        ("ingestion-worker", "RETRIEVAL_SERVICE_TOKEN"),
+    ):
+        value = _environment(services[name]).get(key, "")
+        assert re.fullmatch(rf"\$\{{{key}:\?[^}}]+\}}", value), (
+            f"{name}: {key} must be ${{{key}:?...}}, got {value!r}"
+        )
+    for name in ("gateway", "chat", "ingestion-worker"):
+        url = _environment(services[name]).get("REDIS_URL", "")
+        assert re.match(r"redis://[a-z]+:\$\{REDIS_[A-Z_]+_PASSWORD:\?", url), (
+            f"{name} must sign in to Redis: {url}"
+        )
+
+
+def test_only_the_gateway_is_on_the_edge_network() -> None:
+    services = _services()
+    networks = _compose().get("networks") or {}
+    assert (networks.get("internal") or {}).get("internal") is True, (
+        "the internal network must be internal: true"
+    )
+    for name, svc in services.items():
+        nets = svc.get("networks") or []
+        nets = list(nets) if isinstance(nets, (list, dict)) else []
+        if name == "gateway":
+            assert set(nets) == {"edge", "internal"}, nets
+        elif name == "prometheus":
+            assert "edge" not in nets and "internal" in nets, nets
+        else:
+            assert nets == ["internal"], f"{name} should be on the internal network only: {nets}"
 
 
 def test_prometheus_mounts_its_config_read_only() -> None:

@@ -44,8 +44,8 @@ def _requests_counted(metrics: str) -> float:
 
 
 @pytest.fixture
-def two_worker_gateway(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = free_port()
+def two_worker_gateway(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, str]]:
+    port, metrics_port = free_port(), free_port()
     env = {
         **os.environ,
         "HOST": "127.0.0.1",
@@ -57,15 +57,17 @@ def two_worker_gateway(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes]
         "CHAT_URL": f"http://127.0.0.1:{free_port()}",
         "RETRIEVAL_ADDR": f"127.0.0.1:{free_port()}",
         "REDIS_URL": os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"),
-        "ADMIN_API_KEY": "test-admin-key",
         "FRONTEND_DIR": str(REPO / "frontend"),
+        "METRICS_PORT": str(metrics_port),
+        "AUTH_DIR": str(tmp_path / "auth"),
+        "GATEWAY_DATABASE_URL": f"sqlite:///{tmp_path / 'gateway.sqlite3'}",
     }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     proc = start_process(["-m", "gateway"], env, tmp_path / "gateway.log")
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: httpx.get(f"{url}/livez", timeout=1).status_code == 200, 60, what="gateway /livez")
-        yield proc, url
+        yield proc, url, f"http://127.0.0.1:{metrics_port}"
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -73,14 +75,15 @@ def two_worker_gateway(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes]
 
 
 def test_two_workers_serve_one_port_and_metrics_sum_them(two_worker_gateway, tmp_path: Path) -> None:
-    proc, url = two_worker_gateway
+    proc, url, metrics_url = two_worker_gateway
     workers = wait_for(lambda: len(_children(proc.pid)) >= 2 and _children(proc.pid), 30, what="2 workers")
     assert len(workers) == 2, f"expected 2 worker processes under the supervisor, found {workers}"
     for _ in range(REQUESTS):  # a new connection each time: the kernel spreads them over the workers
         assert httpx.get(f"{url}/", timeout=5).status_code == 200
-    # whichever worker answers /metrics, it reports the requests of both
-    for _ in range(6):
-        text = httpx.get(f"{url}/metrics", timeout=5).text
+    # /metrics is on the private port only, and it sums the requests of both workers
+    assert httpx.get(f"{url}/metrics", timeout=5).status_code == 404
+    for _ in range(3):
+        text = httpx.get(f"{metrics_url}/metrics", timeout=5).text
         assert _requests_counted(text) == REQUESTS, text[:2000]
     # one JSON access line per request (ours, with the request id), never uvicorn's own as well
     log = (tmp_path / "gateway.log").read_text(encoding="utf-8")
@@ -89,7 +92,7 @@ def test_two_workers_serve_one_port_and_metrics_sum_them(two_worker_gateway, tmp
 
 
 def test_supervisor_stops_workers_and_removes_metrics_files(two_worker_gateway, tmp_path: Path) -> None:
-    proc, _url = two_worker_gateway
+    proc, _url, _metrics = two_worker_gateway
     workers = wait_for(lambda: len(_children(proc.pid)) >= 2 and _children(proc.pid), 30, what="2 workers")
     environ = Path(f"/proc/{workers[0]}/environ").read_bytes().decode(errors="replace")
     match = re.search(r"PROMETHEUS_MULTIPROC_DIR=([^\x00]+)", environ)

@@ -57,7 +57,7 @@ def serve(app: FastAPI) -> Iterator[str]:
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 90  # a first gateway in the process builds the redactor (~5 s)
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("test server did not start")

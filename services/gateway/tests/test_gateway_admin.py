@@ -50,7 +50,9 @@ def test_every_admin_route_is_guarded(offline_gateway: TestClient) -> None:
         for method, operation in spec["paths"][path].items():
             schemes = {name for entry in operation["security"] for name in entry}
             assert schemes == {"OAuth2PasswordBearer", "APIKeyHeader"}, path
-            concrete = path.replace("{job_id}", "abc").replace("{version}", "v1").replace("{key_id}", "0" * 16)
+            concrete = (
+                path.replace("{job_id}", "abc").replace("{version}", "v1").replace("{key_id}", "0" * 16)
+            )
             reply = offline_gateway.request(method.upper(), concrete)
             assert reply.status_code == 401, (method, path, reply.status_code)
 

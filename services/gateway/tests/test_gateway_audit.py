@@ -27,15 +27,28 @@ PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
 def test_clinical_calls_are_audited_without_free_text(offline_gateway: TestClient) -> None:
-    record = {"age": 63, "gender": "Male", "symptoms": ["blood in his pee, Mr John Smith"], "test_results": {"PSA": 3.8}}
+    record = {
+        "age": 63,
+        "gender": "Male",
+        "symptoms": ["blood in his pee, Mr John Smith"],
+        "test_results": {"PSA": 3.8},
+    }
     offline_gateway.post("/api/v1/assess", json=record, headers={**CLINICIAN, "X-Request-ID": "rid-audit-1"})
     offline_gateway.post("/api/v1/search", json={"query": "haematuria secret words"}, headers=CLINICIAN)
     page = offline_gateway.get("/api/v1/admin/audit", params={"user": "local:gp-audit"}, headers=ADMIN).json()
     kinds = [(r["kind"], r["route"], r["status"]) for r in page["records"]]
     assert kinds == [("assessment", "/api/v1/assess", 503), ("search", "/api/v1/search", 503)]
     first = page["records"][0]
-    assert first["actor"] == "local:gp-audit" and first["role"] == "clinician" and first["request_id"] == "rid-audit-1"
-    assert first["summary"]["age"] == 63 and first["summary"]["symptoms"] == 1 and first["summary"]["test_names"] == ["PSA"]
+    assert (
+        first["actor"] == "local:gp-audit"
+        and first["role"] == "clinician"
+        and first["request_id"] == "rid-audit-1"
+    )
+    assert (
+        first["summary"]["age"] == 63
+        and first["summary"]["symptoms"] == 1
+        and first["summary"]["test_names"] == ["PSA"]
+    )
     assert len(first["input_sha256"]) == 64
     dumped = json.dumps(page)
     assert "pee" not in dumped and "John" not in dumped and "secret" not in dumped
@@ -44,11 +57,19 @@ def test_clinical_calls_are_audited_without_free_text(offline_gateway: TestClien
 def test_audit_filters_and_jsonl_export(offline_gateway: TestClient) -> None:
     offline_gateway.get("/api/v1/auth/me", headers=CLINICIAN)
     offline_gateway.post("/api/v1/chat/sessions", headers=CLINICIAN)
-    sessions = offline_gateway.get("/api/v1/admin/audit", params={"kind": "session"}, headers=ADMIN).json()["records"]
+    sessions = offline_gateway.get("/api/v1/admin/audit", params={"kind": "session"}, headers=ADMIN).json()[
+        "records"
+    ]
     assert len(sessions) == 1 and sessions[0]["summary"]["action"] == "create"
     future = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
-    assert offline_gateway.get("/api/v1/admin/audit", params={"since": future}, headers=ADMIN).json()["records"] == []
-    assert offline_gateway.get("/api/v1/admin/audit", params={"kind": "nonsense"}, headers=ADMIN).status_code == 422
+    assert (
+        offline_gateway.get("/api/v1/admin/audit", params={"since": future}, headers=ADMIN).json()["records"]
+        == []
+    )
+    assert (
+        offline_gateway.get("/api/v1/admin/audit", params={"kind": "nonsense"}, headers=ADMIN).status_code
+        == 422
+    )
     export = offline_gateway.get("/api/v1/admin/audit/export", headers=ADMIN)
     assert export.headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in export.text.splitlines()]
@@ -78,7 +99,10 @@ def audit_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gateway.audit", "--database-url", url, *args],
-        capture_output=True, text=True, cwd=REPO, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
     )
 
 
@@ -91,7 +115,17 @@ def _untrigger(conn: Any) -> None:
 
 def _fill(store: AuditStore, n: int) -> None:
     for i in range(n):
-        store.append(AuditEntry(actor=f"local:u{i % 3}", role="clinician", kind="assessment", method="POST", route="/api/v1/assess", status=200, recommendation_ids=["1.1.1"]))
+        store.append(
+            AuditEntry(
+                actor=f"local:u{i % 3}",
+                role="clinician",
+                kind="assessment",
+                method="POST",
+                route="/api/v1/assess",
+                status=200,
+                recommendation_ids=["1.1.1"],
+            )
+        )
 
 
 def test_chain_verifies_then_detects_edit_and_deletion(audit_url: str) -> None:

@@ -58,7 +58,9 @@ def test_assessment_answers_pass_through(
         assert listed.status_code == 200 and len(listed.json()) == 10
         assert client.get("/api/v1/patients/PT-102", headers=CLINICIAN).json()["name"] == "Jane Smith"
 
-        missing = client.get("/api/v1/patients/PT-999", headers={"X-Request-ID": "rid-passthrough-1", **CLINICIAN})
+        missing = client.get(
+            "/api/v1/patients/PT-999", headers={"X-Request-ID": "rid-passthrough-1", **CLINICIAN}
+        )
         assert missing.status_code == 404
         error = missing.json()["error"]
         assert error["code"] == "patient_not_found" and "PT-999" in error["message"]
@@ -66,7 +68,9 @@ def test_assessment_answers_pass_through(
         assert missing.headers["X-Request-ID"] == "rid-passthrough-1"
 
         # assessment reaches no retrieval: its 503 body comes through unchanged
-        down = client.post("/api/v1/assess/PT-101", headers={"X-Request-ID": "rid-passthrough-2", **CLINICIAN})
+        down = client.post(
+            "/api/v1/assess/PT-101", headers={"X-Request-ID": "rid-passthrough-2", **CLINICIAN}
+        )
         assert down.status_code == 503
         assert down.json()["error"]["code"] == "retrieval_unavailable"
         assert down.json()["error"]["request_id"] == "rid-passthrough-2"
@@ -77,7 +81,9 @@ def test_chat_answers_pass_through(make_gateway: Callable[..., TestClient], chat
         sid = client.post("/api/v1/chat/sessions", headers=CLINICIAN).json()["session_id"]
         history = client.get(f"/api/v1/chat/{sid}/history", headers=CLINICIAN)
         assert history.status_code == 200 and history.json()["turns"] == []
-        down = client.post("/api/v1/chat", json={"session_id": sid, "message": "haemoptysis?"}, headers=CLINICIAN)
+        down = client.post(
+            "/api/v1/chat", json={"session_id": sid, "message": "haemoptysis?"}, headers=CLINICIAN
+        )
         deleted = client.delete(f"/api/v1/chat/{sid}", headers=CLINICIAN)
         assert deleted.status_code == 204 and deleted.content == b""
         assert down.status_code == 503 and down.json()["error"]["code"] == "retrieval_unavailable"

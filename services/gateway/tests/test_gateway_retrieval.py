@@ -67,3 +67,13 @@ def test_admin_indexes(live_stack: TestClient, admin_headers: dict[str, str]) ->
     unknown = live_stack.post("/api/v1/admin/indexes/no-such-version/activate", headers=admin_headers)
     assert unknown.status_code == 404, unknown.text
     assert unknown.json()["error"]["code"] == "not_found"
+
+
+def test_personal_data_is_redacted_before_chat_stores_it(live_stack: TestClient) -> None:
+    sid = live_stack.post("/api/v1/chat/sessions", headers=CLINICIAN).json()["session_id"]
+    message = "Mrs Jane Smith, NHS number 943 476 5919, SW1A 1AA: is her haemoptysis a 2WW?"
+    reply = live_stack.post("/api/v1/chat", json={"session_id": sid, "message": message}, headers=CLINICIAN)
+    assert reply.status_code == 200, reply.text
+    stored = live_stack.get(f"/api/v1/chat/{sid}/history", headers=CLINICIAN).json()["turns"][0]["content"]
+    assert stored == "<PERSON>, NHS number <UK_NHS>, <UK_POSTCODE>: is her haemoptysis a 2WW?"
+    assert reply.json()["citations"]  # still answered from the guideline

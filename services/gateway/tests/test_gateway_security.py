@@ -29,7 +29,11 @@ RECORD = {"age": 55, "gender": "Female", "symptoms": ["cough"]}
 
 
 def test_no_token_is_401_with_www_authenticate(offline_gateway: TestClient) -> None:
-    for method, path in (("GET", "/api/v1/patients"), ("POST", "/api/v1/search"), ("GET", "/api/v1/chat/sessions")):
+    for method, path in (
+        ("GET", "/api/v1/patients"),
+        ("POST", "/api/v1/search"),
+        ("GET", "/api/v1/chat/sessions"),
+    ):
         reply = offline_gateway.request(method, path, json={"query": "x"} if method == "POST" else None)
         assert reply.status_code == 401, path
         assert reply.headers["WWW-Authenticate"].startswith("Bearer")
@@ -38,7 +42,11 @@ def test_no_token_is_401_with_www_authenticate(offline_gateway: TestClient) -> N
 
 def test_right_role_passes_wrong_role_403(offline_gateway: TestClient) -> None:
     ok = offline_gateway.get("/api/v1/auth/me", headers=CLINICIAN)
-    assert ok.status_code == 200 and ok.json() == {"subject": "local:gp-one", "roles": ["clinician"], "method": "local"}
+    assert ok.status_code == 200 and ok.json() == {
+        "subject": "local:gp-one",
+        "roles": ["clinician"],
+        "method": "local",
+    }
     assert offline_gateway.get("/api/v1/admin/audit", headers=CLINICIAN).status_code == 403
     assert offline_gateway.get("/api/v1/admin/audit", headers=ADMIN).status_code == 200
     no_role = offline_gateway.get("/api/v1/auth/me", headers=bearer("nobody"))
@@ -54,13 +62,17 @@ def test_expired_tampered_and_foreign_tokens_are_refused(offline_gateway: TestCl
     reply = offline_gateway.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {old}"})
     assert reply.status_code == 401 and reply.json()["error"]["code"] == "token_expired"
 
-    head, body, sig = CLINICIAN["Authorization"].split()[1].split(".")
+    head, _body, sig = CLINICIAN["Authorization"].split()[1].split(".")
     promoted = jwt.utils.base64url_encode(  # type: ignore[attr-defined]
         json.dumps({**claims, "roles": ["admin"], "exp": int(time.time()) + 600}).encode()
     ).decode()
     for forged in (
         f"{head}.{promoted}.{sig}",  # payload edited, signature kept
-        jwt.encode({**claims, "exp": int(time.time()) + 600}, "another-secret-of-sufficient-length!!", algorithm="HS256"),
+        jwt.encode(
+            {**claims, "exp": int(time.time()) + 600},
+            "another-secret-of-sufficient-length!!",
+            algorithm="HS256",
+        ),
         jwt.encode({**claims, "exp": int(time.time()) + 600}, None, algorithm="none"),  # type: ignore[arg-type]
         "not-a-jwt",
     ):
@@ -87,8 +99,13 @@ def test_local_sign_in_and_initial_passwords(make_gateway: Callable[..., TestCli
         assert body["token_type"] == "bearer" and body["expires_in"] == 900
         headers = {"Authorization": f"Bearer {body['access_token']}"}
         assert client.get("/api/v1/auth/me", headers=headers).json()["roles"] == ["admin"]
-        signins = client.get("/api/v1/admin/audit", params={"kind": "signin"}, headers=headers).json()["records"]
-        assert [(r["actor"], r["status"]) for r in signins] == [("local:clinician", 401), ("local:admin", 200)]
+        signins = client.get("/api/v1/admin/audit", params={"kind": "signin"}, headers=headers).json()[
+            "records"
+        ]
+        assert [(r["actor"], r["status"]) for r in signins] == [
+            ("local:clinician", 401),
+            ("local:admin", 200),
+        ]
         assert all("guess" not in json.dumps(r) for r in signins)
 
 
@@ -98,8 +115,12 @@ def test_production_refuses_local_accounts_unless_enabled(tmp_path: Path) -> Non
     from gateway.settings import GatewaySettings
 
     base = {
-        "assessment_url": "http://a", "chat_url": "http://c", "retrieval_addr": "r:1",
-        "redis_url": "redis://x", "environment": "production", "auth_jwt_secret": "s" * 40,
+        "assessment_url": "http://a",
+        "chat_url": "http://c",
+        "retrieval_addr": "r:1",
+        "redis_url": "redis://x",
+        "environment": "production",
+        "auth_jwt_secret": "s" * 40,
     }
     with pytest.raises(ValidationError, match="OIDC_ISSUER"):
         GatewaySettings(**base)
@@ -123,7 +144,7 @@ def oidc_issuer() -> Iterator[tuple[str, Any]]:
     issuer = f"http://127.0.0.1:{port}/realms/ng12"
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             if self.path.endswith("/.well-known/openid-configuration"):
                 payload = {"issuer": issuer, "jwks_uri": f"{issuer}/protocol/openid-connect/certs"}
             elif self.path.endswith("/certs"):
@@ -151,8 +172,14 @@ def oidc_issuer() -> Iterator[tuple[str, Any]]:
 def _idp_token(issuer: str, key: Any, **overrides: Any) -> str:
     now = int(time.time())
     claims = {
-        "iss": issuer, "aud": "ng12-api", "sub": "u-123", "preferred_username": "dr.jones",
-        "realm_access": {"roles": ["ng12-gp"]}, "iat": now, "exp": now + 300, **overrides,
+        "iss": issuer,
+        "aud": "ng12-api",
+        "sub": "u-123",
+        "preferred_username": "dr.jones",
+        "realm_access": {"roles": ["ng12-gp"]},
+        "iat": now,
+        "exp": now + 300,
+        **overrides,
     }
     return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "test-kid"})
 
@@ -162,10 +189,13 @@ def test_oidc_tokens_verified_against_the_jwks(
 ) -> None:
     issuer, key = oidc_issuer
     settings = {
-        "oidc_issuer": issuer, "oidc_audience": "ng12-api", "oidc_roles_claim": "realm_access.roles",
+        "oidc_issuer": issuer,
+        "oidc_audience": "ng12-api",
+        "oidc_roles_claim": "realm_access.roles",
         "oidc_role_map": {"ng12-gp": "clinician", "ng12-admin": "admin"},
     }
     with make_gateway(**settings) as client:
+
         def me(token: str) -> Any:
             return client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
 
@@ -173,20 +203,32 @@ def test_oidc_tokens_verified_against_the_jwks(
         assert ok.status_code == 200, ok.text
         assert ok.json() == {"subject": "oidc:dr.jones", "roles": ["clinician"], "method": "oidc"}
         admin = _idp_token(issuer, key, realm_access={"roles": ["ng12-admin"]})
-        assert client.get("/api/v1/admin/audit", headers={"Authorization": f"Bearer {admin}"}).status_code == 200
+        assert (
+            client.get("/api/v1/admin/audit", headers={"Authorization": f"Bearer {admin}"}).status_code == 200
+        )
         assert me(_idp_token(issuer, key, aud="another-app")).status_code == 401
         assert me(_idp_token(issuer, key, iss="https://evil.example")).status_code == 401
-        assert me(_idp_token(issuer, key, exp=int(time.time()) - 120)).json()["error"]["code"] == "token_expired"
+        assert (
+            me(_idp_token(issuer, key, exp=int(time.time()) - 120)).json()["error"]["code"] == "token_expired"
+        )
         other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         assert me(_idp_token(issuer, other_key)).status_code == 401  # signed by someone else
-        assert client.get("/api/v1/patients", headers={"Authorization": f"Bearer {_idp_token(issuer, key, realm_access={})}"}).status_code == 403
+        assert (
+            client.get(
+                "/api/v1/patients",
+                headers={"Authorization": f"Bearer {_idp_token(issuer, key, realm_access={})}"},
+            ).status_code
+            == 403
+        )
 
 
 # --- API keys ---------------------------------------------------------------------------------------
 
 
 def test_api_keys_scoped_and_revocable(offline_gateway: TestClient) -> None:
-    created = offline_gateway.post("/api/v1/admin/api-keys", json={"name": "EHR integration", "roles": ["service"]}, headers=ADMIN)
+    created = offline_gateway.post(
+        "/api/v1/admin/api-keys", json={"name": "EHR integration", "roles": ["service"]}, headers=ADMIN
+    )
     assert created.status_code == 201, created.text
     key, key_id = created.json()["api_key"], created.json()["key_id"]
     listed = offline_gateway.get("/api/v1/admin/api-keys", headers=ADMIN).json()
@@ -222,7 +264,9 @@ def test_sessions_are_server_made_and_owned(make_gateway: Callable[..., TestClie
             stolen = client.request(method, path, json=body, headers=OTHER)
             assert stolen.status_code == 404, (method, stolen.text)
             assert stolen.json()["error"]["code"] == "session_not_found"
-        invented = client.post("/api/v1/chat", json={"session_id": "demo", "message": "hi"}, headers=CLINICIAN)
+        invented = client.post(
+            "/api/v1/chat", json={"session_id": "demo", "message": "hi"}, headers=CLINICIAN
+        )
         assert invented.status_code == 404
         second = client.post("/api/v1/chat/sessions", headers=CLINICIAN).json()["session_id"]
         mine = client.get("/api/v1/chat/sessions", headers=CLINICIAN).json()["sessions"]
@@ -237,7 +281,9 @@ def test_sessions_are_server_made_and_owned(make_gateway: Callable[..., TestClie
 
 def test_oversized_body_is_413_before_reading(offline_gateway: TestClient) -> None:
     big = json.dumps({**RECORD, "history": ["x" * 900] * 80})
-    reply = offline_gateway.post("/api/v1/assess", content=big, headers={**CLINICIAN, "content-type": "application/json"})
+    reply = offline_gateway.post(
+        "/api/v1/assess", content=big, headers={**CLINICIAN, "content-type": "application/json"}
+    )
     assert reply.status_code == 413 and reply.json()["error"]["code"] == "body_too_large"
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: counted while streaming
@@ -246,7 +292,9 @@ def test_oversized_body_is_413_before_reading(offline_gateway: TestClient) -> No
             yield b"a" * 1000
         yield b'"}'
 
-    streamed = offline_gateway.post("/api/v1/search", content=chunks(), headers={**CLINICIAN, "content-type": "application/json"})
+    streamed = offline_gateway.post(
+        "/api/v1/search", content=chunks(), headers={**CLINICIAN, "content-type": "application/json"}
+    )
     assert streamed.status_code == 413
 
 
@@ -261,7 +309,9 @@ def test_rate_limits_429_with_retry_after(make_gateway: Callable[..., TestClient
         assert client.post("/api/v1/chat/sessions", headers=OTHER).status_code == 201
         assert client.post("/api/v1/chat/sessions", headers=OTHER).status_code == 429  # chat is tighter
     with make_gateway(rate_limit_ip="2/minute") as client:
-        codes = [client.get("/api/v1/auth/me", headers=bearer(f"u{i}", "clinician")).status_code for i in range(3)]
+        codes = [
+            client.get("/api/v1/auth/me", headers=bearer(f"u{i}", "clinician")).status_code for i in range(3)
+        ]
         assert codes == [200, 200, 429]  # per IP, whoever signs in
 
 
@@ -276,7 +326,10 @@ def test_security_headers_everywhere_and_docs_offline(offline_gateway: TestClien
     assert docs.status_code == 200 and "/docs-static/swagger-ui-bundle.js" in docs.text
     assert offline_gateway.get("/docs-static/swagger-ui-bundle.js").status_code == 200
     spec = offline_gateway.get("/openapi.json").json()
-    assert spec["components"]["securitySchemes"]["OAuth2PasswordBearer"]["flows"]["password"]["tokenUrl"] == "/api/v1/auth/token"
+    assert (
+        spec["components"]["securitySchemes"]["OAuth2PasswordBearer"]["flows"]["password"]["tokenUrl"]
+        == "/api/v1/auth/token"
+    )
 
 
 def test_metrics_are_not_on_the_public_port(offline_gateway: TestClient) -> None:
@@ -286,7 +339,9 @@ def test_metrics_are_not_on_the_public_port(offline_gateway: TestClient) -> None
 def test_cors_off_by_default_and_allow_listed(make_gateway: Callable[..., TestClient]) -> None:
     preflight = {"Origin": "https://ehr.example.nhs.uk", "Access-Control-Request-Method": "POST"}
     with make_gateway() as client:
-        assert "access-control-allow-origin" not in client.options("/api/v1/assess", headers=preflight).headers
+        assert (
+            "access-control-allow-origin" not in client.options("/api/v1/assess", headers=preflight).headers
+        )
     with make_gateway(cors_allow_origins="https://ehr.example.nhs.uk") as client:
         reply = client.options("/api/v1/assess", headers=preflight)
         assert reply.headers["access-control-allow-origin"] == "https://ehr.example.nhs.uk"

@@ -44,7 +44,9 @@ def test_invalid_input_is_422_naming_the_field(
 
 @pytest.mark.parametrize("path", ["/api/v1/assess", "/api/v1/chat", "/api/v1/search"])
 def test_malformed_json_is_422(offline_gateway: TestClient, path: str) -> None:
-    reply = offline_gateway.post(path, content=b'{"age": 5,', headers={"content-type": "application/json", **CLINICIAN})
+    reply = offline_gateway.post(
+        path, content=b'{"age": 5,', headers={"content-type": "application/json", **CLINICIAN}
+    )
     assert reply.status_code == 422
     assert reply.json()["error"]["code"] == "invalid_json"
 

@@ -91,7 +91,9 @@ class PatientRecord(StrictModel):
     symptom_duration_days: int | None = Field(default=None, ge=0, le=36500)
     history: list[RecordLine] = Field(default_factory=list, max_length=50)
     exam_findings: list[RecordLine] = Field(default_factory=list, max_length=50)
-    test_results: dict[str, Any] = Field(default_factory=dict, max_length=50, description="At most 50 results.")
+    test_results: dict[str, Any] = Field(
+        default_factory=dict, max_length=50, description="At most 50 results."
+    )
 
 
 class AssessRecord(PatientRecord):

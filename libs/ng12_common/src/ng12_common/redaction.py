@@ -14,18 +14,24 @@ The engine takes a few seconds to build; it is built once per process, on first 
 
 from __future__ import annotations
 
+import re
 import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-ENTITY_MIN_SCORE = {"UK_NHS": 0.5, "UK_POSTCODE": 0.05, "PHONE_NUMBER": 0.3, "EMAIL_ADDRESS": 0.5, "PERSON": 0.5}
-_TITLE_NAME = (
-    r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2}\b"
-)
+ENTITY_MIN_SCORE = {
+    "UK_NHS": 0.5,
+    "UK_POSTCODE": 0.05,
+    "PHONE_NUMBER": 0.3,
+    "EMAIL_ADDRESS": 0.5,
+    "PERSON": 0.5,
+}
+_TITLE_NAME = r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2}\b"
 _EMAIL = r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+\b"
 _CUED_NAME = (
-    r"(?i:\b(?:name\s+is|named|called|patient\s+name:?|pt\s+name:?|name:))\s+[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2}\b"
+    r"(?i:\b(?:name\s+is|named|called|patient\s+name:?|pt\s+name:?|name:))"
+    r"\s+[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2}\b"
 )
 
 
@@ -73,6 +79,7 @@ class Redactor:
                 name="TitledNameRecognizer",
                 patterns=[Pattern("title name", _TITLE_NAME, 0.7), Pattern("cued name", _CUED_NAME, 0.6)],
                 supported_language="en",
+                global_regex_flags=re.MULTILINE,  # case matters: a name is capitalised
             )
         )
         return AnalyzerEngine(nlp_engine=nlp, registry=registry, supported_languages=["en"])

@@ -71,7 +71,7 @@ def _security(app: FastAPI, settings: GatewaySettings) -> None:
     )
     app.state.audit = AuditRecorder(AuditStore(engine), settings.trusted_proxy_hops)
     app.state.rate_limiter = RateLimiter.from_strings(
-        settings.redis_url,
+        settings.sessions_redis,
         settings.rate_limit_prefix,
         settings.trusted_proxy_hops,
         user=settings.rate_limit_user,
@@ -90,6 +90,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             settings.downstream_timeout_seconds, settings.downstream_connect_timeout_seconds
         )
         redis = make_redis(settings.redis_url)
+        session_redis = make_redis(settings.sessions_redis) if settings.session_redis_url else redis
         retrieval = RetrievalClient(
             settings.retrieval_addr,
             timeout_seconds=settings.retrieval_timeout_seconds,
@@ -106,7 +107,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         chat = Downstream("chat", settings.chat_url, http)
         app.state.assessment, app.state.chat = assessment, chat
         app.state.retrieval, app.state.jobs = retrieval, jobs
-        app.state.chat_sessions = ChatSessions(redis, settings.session_key_prefix, settings.session_ttl_seconds)
+        app.state.chat_sessions = ChatSessions(
+            session_redis, settings.session_key_prefix, settings.session_ttl_seconds
+        )
         await asyncio.to_thread(app.state.redactor.engine)  # built once per process (~5 s), before serving
 
         async def retrieval_ready() -> str | None:
@@ -135,6 +138,8 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             await http.close()
             await retrieval.close()
             await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
+            if session_redis is not redis:
+                await session_redis.aclose()  # type: ignore[attr-defined]
             jobs.close()
             app.state.engine.dispose()
 
@@ -171,7 +176,9 @@ def create_app(settings: GatewaySettings) -> FastAPI:
         )
     app.add_middleware(SecurityHeaders, docs_script_hash=docs_hash)
     app.add_middleware(
-        BodySizeLimit, max_bytes=settings.max_body_bytes, upload_paths={UPLOAD_PATH: settings.max_upload_bytes}
+        BodySizeLimit,
+        max_bytes=settings.max_body_bytes,
+        upload_paths={UPLOAD_PATH: settings.max_upload_bytes},
     )
     if settings.frontend_dir.is_dir():  # last: the API, health and docs routes take precedence
         app.mount("/", StaticFiles(directory=settings.frontend_dir, html=True), name="frontend")

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import (
+    DDL,
     JSON,
     BigInteger,
     Boolean,
     Column,
-    DDL,
     Engine,
     Integer,
     MetaData,

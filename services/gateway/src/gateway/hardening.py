@@ -40,7 +40,7 @@ class BodyTooLarge(HTTPException):
     """Raised while a streamed body is read: FastAPI passes HTTPExceptions through to the handlers."""
 
     def __init__(self, cap: int) -> None:
-        super().__init__(413, detail={"code": "body_too_large", "message": _too_large(cap)})
+        super().__init__(413, detail={"code": "body_too_large", "message": _too_large(cap)})  # type: ignore[arg-type]
 
 
 def _too_large(cap: int) -> str:
@@ -110,7 +110,9 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        csp = self.docs_csp if scope.get("path", "") in {"/docs", "/docs/oauth2-redirect"} else self.default_csp
+        csp = (
+            self.docs_csp if scope.get("path", "") in {"/docs", "/docs/oauth2-redirect"} else self.default_csp
+        )
 
         async def _send(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -129,14 +131,15 @@ def install_docs(app: FastAPI) -> str:
     """Serve /docs from local Swagger UI files; returns the CSP hash of its inline script."""
     static = Path(swagger_ui.__file__).parent / "static"
     app.mount(DOCS_STATIC, StaticFiles(directory=static), name="docs-static")
-    page = get_swagger_ui_html(
+    rendered = get_swagger_ui_html(
         openapi_url="/openapi.json",
         title=f"{app.title} - docs",
         swagger_js_url=f"{DOCS_STATIC}/swagger-ui-bundle.js",
         swagger_css_url=f"{DOCS_STATIC}/swagger-ui.css",
         swagger_favicon_url=f"{DOCS_STATIC}/favicon-32x32.png",
         init_oauth={"usePkceWithAuthorizationCodeGrant": False},
-    ).body.decode()
+    ).body
+    page = bytes(rendered).decode()
     inline = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
 
     @app.get("/docs", include_in_schema=False)

@@ -47,9 +47,23 @@ class RateLimiter:
 
     @classmethod
     def from_strings(
-        cls, redis_url: str, prefix: str, trusted_hops: int, *, user: str, ip: str, chat: str, ingestion: str, signin: str
+        cls,
+        redis_url: str,
+        prefix: str,
+        trusted_hops: int,
+        *,
+        user: str,
+        ip: str,
+        chat: str,
+        ingestion: str,
+        signin: str,
     ) -> RateLimiter:
-        return cls(redis_url, prefix, Limits(parse(user), parse(ip), parse(chat), parse(ingestion), parse(signin)), trusted_hops)
+        return cls(
+            redis_url,
+            prefix,
+            Limits(parse(user), parse(ip), parse(chat), parse(ingestion), parse(signin)),
+            trusted_hops,
+        )
 
     async def _hit(self, item: RateLimitItem, scope: str, identity: str) -> None:
         try:

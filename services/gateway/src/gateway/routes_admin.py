@@ -63,7 +63,9 @@ async def _admin(audit: Any, request: Request, status: int, **summary: Any) -> N
 
 
 @router.post("/ingestions", status_code=202, response_model=JobAccepted)
-async def start_ingestion(request: Request, body: IngestionRequest, user: AdminIngestion, jobs: Jobs, audit: Audit) -> JobAccepted:
+async def start_ingestion(
+    request: Request, body: IngestionRequest, user: AdminIngestion, jobs: Jobs, audit: Audit
+) -> JobAccepted:
     accepted = JobAccepted(job_id=await jobs.enqueue(body.pdf_path, body.activate))
     await _admin(audit, request, 202, action="ingestion", job_id=accepted.job_id, activate=body.activate)
     return accepted
@@ -75,7 +77,10 @@ async def ingestion_status(job_id: JobId, jobs: Jobs) -> JobStatus:
     if status is None:
         raise HTTPException(
             status_code=404,
-            detail={"code": "job_not_found", "message": f"No ingestion job with id '{job_id}' (or it expired)."},
+            detail={
+                "code": "job_not_found",
+                "message": f"No ingestion job with id '{job_id}' (or it expired).",
+            },
         )
     return status
 
@@ -89,23 +94,38 @@ async def list_indexes(retrieval: Retrieval) -> IndexVersionList:
 
 
 @router.post("/indexes/rollback", response_model=IndexVersionOut, responses={404: {"model": ErrorResponse}})
-async def rollback_index(request: Request, user: Admin, retrieval: Retrieval, audit: Audit) -> IndexVersionOut:
+async def rollback_index(
+    request: Request, user: Admin, retrieval: Retrieval, audit: Audit
+) -> IndexVersionOut:
     out = _version_out(await retrieval.rollback())
     await _admin(audit, request, 200, action="rollback", version=out.version)
     return out
 
 
-@router.post("/indexes/{version}/activate", response_model=IndexVersionOut, responses={404: {"model": ErrorResponse}})
-async def activate_index(request: Request, version: Version, user: Admin, retrieval: Retrieval, audit: Audit) -> IndexVersionOut:
+@router.post(
+    "/indexes/{version}/activate", response_model=IndexVersionOut, responses={404: {"model": ErrorResponse}}
+)
+async def activate_index(
+    request: Request, version: Version, user: Admin, retrieval: Retrieval, audit: Audit
+) -> IndexVersionOut:
     out = _version_out(await retrieval.activate(version))
     await _admin(audit, request, 200, action="activate", version=version)
     return out
 
 
 @router.post("/api-keys", status_code=201, response_model=CreatedApiKey)
-async def create_api_key(request: Request, body: ApiKeyRequest, user: Admin, keys: ApiKeys, audit: Audit) -> CreatedApiKey:
+async def create_api_key(
+    request: Request, body: ApiKeyRequest, user: Admin, keys: ApiKeys, audit: Audit
+) -> CreatedApiKey:
     created = await asyncio.to_thread(keys.create, body.name, body.roles, user.subject)
-    await _admin(audit, request, 201, action="api_key_create", key_id=created.key_id, roles=[r.value for r in body.roles])
+    await _admin(
+        audit,
+        request,
+        201,
+        action="api_key_create",
+        key_id=created.key_id,
+        roles=[r.value for r in body.roles],
+    )
     return created
 
 
@@ -124,7 +144,10 @@ async def revoke_api_key(request: Request, key_id: KeyId, user: Admin, keys: Api
     await _admin(audit, request, 204, action="api_key_revoke", key_id=key_id)
 
 
-Since = Annotated[str | None, Query(max_length=40, pattern=r"^\d{4}-\d{2}-\d{2}[0-9T:.+-]*$", description="ISO date or time (UTC)")]
+Since = Annotated[
+    str | None,
+    Query(max_length=40, pattern=r"^\d{4}-\d{2}-\d{2}[0-9T:.+-]*$", description="ISO date or time (UTC)"),
+]
 UserFilter = Annotated[str | None, Query(max_length=256, description="actor, e.g. local:clinician")]
 
 
@@ -143,7 +166,11 @@ async def read_audit(
     return AuditPage(records=records)
 
 
-@router.get("/audit/export", response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}}})
+@router.get(
+    "/audit/export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}}},
+)
 async def export_audit(request: Request, user: Admin, audit: Audit, since: Since = None) -> StreamingResponse:
     await _admin(audit, request, 200, action="audit_export")
     store = audit.store
@@ -151,7 +178,9 @@ async def export_audit(request: Request, user: Admin, audit: Audit, since: Since
     async def lines() -> AsyncIterator[bytes]:
         iterator = store.iter_all()
         while True:
-            batch = await asyncio.to_thread(lambda: [row for _, row in zip(range(500), iterator, strict=False)])
+            batch = await asyncio.to_thread(
+                lambda: [row for _, row in zip(range(500), iterator, strict=False)]
+            )
             if not batch:
                 return
             for _, raw, _, digest in batch:

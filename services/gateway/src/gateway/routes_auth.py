@@ -52,7 +52,11 @@ async def sign_in(
         await audit.write(request, "signin", 401, actor=f"local:{username}", summary={"outcome": "disabled"})
         raise HTTPException(
             status_code=401,
-            detail={"code": "local_accounts_disabled", "message": "Local accounts are disabled here; sign in with your organisation's identity provider."},
+            detail={
+                "code": "local_accounts_disabled",
+                "message": "Local accounts are disabled here; "
+                "sign in with your organisation's identity provider.",
+            },
             headers={"WWW-Authenticate": "Bearer"},
         )
     user = await asyncio.to_thread(accounts.verify, username, form.password[:1024])
@@ -66,7 +70,9 @@ async def sign_in(
     auth: Authenticator = request.app.state.authenticator
     principal = Principal(subject=f"local:{user.username}", roles=frozenset(user.roles), method="local")
     await audit.write(request, "signin", 200, principal=principal, summary={"outcome": "ok"})
-    return TokenOut(access_token=auth.tokens.issue(user.username, user.roles), expires_in=auth.tokens.ttl_seconds)
+    return TokenOut(
+        access_token=auth.tokens.issue(user.username, user.roles), expires_in=auth.tokens.ttl_seconds
+    )
 
 
 @router.get("/me", response_model=Me, responses={401: {"model": ErrorResponse}})

@@ -76,13 +76,16 @@ async def _own_session(sessions: ChatSessions, session_id: str, subject: str) ->
             status_code=404,
             detail={
                 "code": "session_not_found",
-                "message": f"No chat session '{session_id}' of yours; create one with POST /api/v1/chat/sessions.",
+                "message": f"No chat session '{session_id}' of yours; "
+                "create one with POST /api/v1/chat/sessions.",
             },
         )
 
 
 @router.get("/patients", response_model=list[Patient], responses=_ERRORS, tags=["patients"])
-async def list_patients(request: Request, user: Clinical, assessment: AssessmentService, audit: Audit) -> Response:
+async def list_patients(
+    request: Request, user: Clinical, assessment: AssessmentService, audit: Audit
+) -> Response:
     return await _audited(audit, request, "patient", assessment.forward("GET", "/patients"), {})
 
 
@@ -94,7 +97,9 @@ async def get_patient(
     return await _audited(audit, request, "patient", reply, {"patient_id": patient_id})
 
 
-@router.post("/assess/{patient_id}", response_model=AssessmentResponse, responses=_ERRORS, tags=["assessment"])
+@router.post(
+    "/assess/{patient_id}", response_model=AssessmentResponse, responses=_ERRORS, tags=["assessment"]
+)
 async def assess_patient(
     request: Request, patient_id: PatientId, user: Clinical, assessment: AssessmentService, audit: Audit
 ) -> Response:
@@ -113,7 +118,9 @@ async def assess_record(
 @router.post(
     "/chat/sessions", status_code=201, response_model=ChatSessionOut, responses=_ERRORS, tags=["chat"]
 )
-async def create_chat_session(request: Request, user: ClinicalChat, sessions: Sessions, audit: Audit) -> ChatSessionOut:
+async def create_chat_session(
+    request: Request, user: ClinicalChat, sessions: Sessions, audit: Audit
+) -> ChatSessionOut:
     created = await sessions.create(user.subject)
     await audit.write(request, "session", 201, summary={"session_id": created.session_id, "action": "create"})
     return created
@@ -143,21 +150,37 @@ async def chat(
 
 @router.get("/chat/{session_id}/history", response_model=ChatHistory, responses=_ERRORS, tags=["chat"])
 async def chat_history(
-    request: Request, session_id: SessionId, user: Clinical, chat_service: ChatService, sessions: Sessions, audit: Audit
+    request: Request,
+    session_id: SessionId,
+    user: Clinical,
+    chat_service: ChatService,
+    sessions: Sessions,
+    audit: Audit,
 ) -> Response:
     await _own_session(sessions, session_id, user.subject)
     reply = await chat_service.forward("GET", f"/chat/{session_id}/history")
-    await audit.write(request, "session", reply.status_code, summary={"session_id": session_id, "action": "history"})
+    await audit.write(
+        request, "session", reply.status_code, summary={"session_id": session_id, "action": "history"}
+    )
     return reply
 
 
-@router.delete("/chat/{session_id}", status_code=204, response_class=Response, responses=_ERRORS, tags=["chat"])
+@router.delete(
+    "/chat/{session_id}", status_code=204, response_class=Response, responses=_ERRORS, tags=["chat"]
+)
 async def delete_chat(
-    request: Request, session_id: SessionId, user: Clinical, chat_service: ChatService, sessions: Sessions, audit: Audit
+    request: Request,
+    session_id: SessionId,
+    user: Clinical,
+    chat_service: ChatService,
+    sessions: Sessions,
+    audit: Audit,
 ) -> Response:
     await _own_session(sessions, session_id, user.subject)
     reply = await chat_service.forward("DELETE", f"/chat/{session_id}")
     if reply.status_code in (204, 404):
         await sessions.forget(session_id, user.subject)
-    await audit.write(request, "session", reply.status_code, summary={"session_id": session_id, "action": "delete"})
+    await audit.write(
+        request, "session", reply.status_code, summary={"session_id": session_id, "action": "delete"}
+    )
     return Response(status_code=204) if reply.status_code == 404 else reply

@@ -25,7 +25,9 @@ router = APIRouter()
     },
     tags=["search"],
 )
-async def search(request: Request, body: SearchQuery, user: Clinical, retrieval: Retrieval, audit: Audit) -> SearchResult:
+async def search(
+    request: Request, body: SearchQuery, user: Clinical, retrieval: Retrieval, audit: Audit
+) -> SearchResult:
     summary = {"query_chars": len(body.query), "top_k": body.top_k, "mode": body.mode}
     try:
         found = await retrieval.search(body.query, top_k=body.top_k, mode=body.mode)
@@ -41,6 +43,11 @@ async def search(request: Request, body: SearchQuery, user: Clinical, retrieval:
         degraded_reason=found.degraded_reason,
     )
     await audit.write(
-        request, "search", 200, raw_input=await request.body(), summary=summary, reply=result.model_dump_json().encode()
+        request,
+        "search",
+        200,
+        raw_input=await request.body(),
+        summary=summary,
+        reply=result.model_dump_json().encode(),
     )
     return result

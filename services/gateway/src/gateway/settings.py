@@ -10,7 +10,7 @@ from pydantic_settings import NoDecode
 
 from ng12_common.settings import HttpServiceSettings
 
-RATE = r"^\d{1,6}\s*/\s*\d{0,4}\s*(second|minute|hour|day)s?$"
+RATE = r"^\d{1,9}\s*/\s*\d{0,4}\s*(second|minute|hour|day)s?$"
 
 
 def _csv(value: object) -> object:
@@ -31,7 +31,12 @@ class GatewaySettings(HttpServiceSettings):
     retrieval_service_token: str = Field(
         default="", max_length=512, description="sent to retrieval's index-changing RPCs (activate, rollback)"
     )
-    redis_url: str = Field(pattern=r"^rediss?://", description="Celery broker, sessions, rate limits")
+    redis_url: str = Field(pattern=r"^rediss?://", description="Celery broker and ingestion job records")
+    session_redis_url: str = Field(
+        default="",
+        pattern=r"^(rediss?://.*)?$",
+        description="chat sessions and rate limits; empty: REDIS_URL",
+    )
     frontend_dir: Path = Path("frontend")
     downstream_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     downstream_connect_timeout_seconds: float = Field(default=2.0, gt=0, le=30)
@@ -55,15 +60,19 @@ class GatewaySettings(HttpServiceSettings):
     )
     oidc_issuer: str = Field(default="", max_length=512, description="OIDC issuer; empty: no OIDC")
     oidc_audience: str = Field(default="", max_length=512)
-    oidc_jwks_url: str = Field(default="", max_length=1024, description="default: from the discovery document")
+    oidc_jwks_url: str = Field(
+        default="", max_length=1024, description="default: from the discovery document"
+    )
     oidc_algorithms: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["RS256", "ES256"])
-    oidc_roles_claim: str = Field(default="roles", max_length=200, description="dotted path, e.g. realm_access.roles")
+    oidc_roles_claim: str = Field(
+        default="roles", max_length=200, description="dotted path, e.g. realm_access.roles"
+    )
     oidc_user_claim: str = Field(default="preferred_username", max_length=100)
     oidc_role_map: dict[str, str] = Field(
-        default_factory=dict, description='JSON: identity-provider role -> clinician|admin|service'
+        default_factory=dict, description="JSON: identity-provider role -> clinician|admin|service"
     )
     session_key_prefix: str = Field(default="ng12:gw", pattern=r"^[A-Za-z0-9:_-]{1,64}$")
-    session_ttl_seconds: int = Field(default=30 * 86400, ge=3600)
+    session_ttl_seconds: int = Field(default=86400, ge=3600, description="as the chat history's TTL")
 
     # --- audit ------------------------------------------------------------------------------------
     gateway_database_url: str = Field(
@@ -114,6 +123,10 @@ class GatewaySettings(HttpServiceSettings):
         return self
 
     @property
+    def sessions_redis(self) -> str:
+        return self.session_redis_url or self.redis_url
+
+    @property
     def local_accounts_enabled(self) -> bool:
         return bool(self.auth_local_accounts)
 
@@ -122,4 +135,6 @@ class GatewaySettings(HttpServiceSettings):
         return ("auth_jwt_secret",)
 
 
-ALLOWED_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"})
+ALLOWED_ALGORITHMS = frozenset(
+    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}
+)

@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="JSON lines on stdout")
     export.add_argument("--since", default="")
     purge = sub.add_parser("purge", help="delete records older than the retention period")
-    purge.add_argument("--retention-days", type=int, default=int(os.environ.get("AUDIT_RETENTION_DAYS", "3650")))
+    purge.add_argument(
+        "--retention-days", type=int, default=int(os.environ.get("AUDIT_RETENTION_DAYS", "3650"))
+    )
     args = parser.parse_args(argv)
 
     store = AuditStore(make_engine(args.database_url))
@@ -42,7 +44,10 @@ def main(argv: list[str] | None = None) -> int:
             head = (int(seq), digest)
         result = store.verify(head)
         if result.ok:
-            print(f"audit trail intact: {result.checked} records checked; head {result.head_seq}:{result.head_hash}")
+            print(
+                f"audit trail intact: {result.checked} records checked; "
+                f"head {result.head_seq}:{result.head_hash}"
+            )
             return 0
         print(f"audit trail BROKEN after {result.checked} good records: {result.problem}", file=sys.stderr)
         return 1

@@ -34,7 +34,11 @@ def outcome_of(body: bytes) -> dict[str, Any]:
     assessment = data.get("assessment")
     if isinstance(assessment, dict):
         out["top_action"] = str(assessment.get("top_action", ""))
-        ids = [str(m.get("recommendation_id")) for m in assessment.get("matched_recommendations", []) if isinstance(m, dict)]
+        ids = [
+            str(m.get("recommendation_id"))
+            for m in assessment.get("matched_recommendations", [])
+            if isinstance(m, dict)
+        ]
     if "grounding" in data:
         out["grounding"] = str(data.get("grounding", ""))
     for key in ("citations", "passages"):

@@ -123,12 +123,20 @@ class AuditStore:
                 return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} is unreadable: {exc}")
             if seq != expected_seq or record.seq != seq:
                 return VerifyResult(
-                    False, checked, head_seq, head_hash, f"record {expected_seq} is missing (found {seq} next)"
+                    False,
+                    checked,
+                    head_seq,
+                    head_hash,
+                    f"record {expected_seq} is missing (found {seq} next)",
                 )
             if prev_hash != expected_prev or record.prev_hash != expected_prev:
-                return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} does not link to {seq - 1}")
+                return VerifyResult(
+                    False, checked, head_seq, head_hash, f"record {seq} does not link to {seq - 1}"
+                )
             if record_hash(record) != stored_hash:
-                return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} was altered (hash mismatch)")
+                return VerifyResult(
+                    False, checked, head_seq, head_hash, f"record {seq} was altered (hash mismatch)"
+                )
             checked += 1
             head_seq, head_hash = seq, stored_hash
             expected_seq, expected_prev = seq + 1, stored_hash
@@ -136,21 +144,31 @@ class AuditStore:
             seq, digest = expect_head
             if head_seq < seq:
                 return VerifyResult(
-                    False, checked, head_seq, head_hash, f"records after {head_seq} were deleted (expected head {seq})"
+                    False,
+                    checked,
+                    head_seq,
+                    head_hash,
+                    f"records after {head_seq} were deleted (expected head {seq})",
                 )
             found = self.query_seq(seq)
             if found is None or found.hash != digest:
-                return VerifyResult(False, checked, head_seq, head_hash, f"record {seq} is not the expected head")
+                return VerifyResult(
+                    False, checked, head_seq, head_hash, f"record {seq} is not the expected head"
+                )
         return VerifyResult(True, checked, head_seq, head_hash)
 
     def query_seq(self, seq: int) -> AuditRecord | None:
         with self._engine.connect() as conn:
-            row = conn.execute(select(audit_log.c.record, audit_log.c.hash).where(audit_log.c.seq == seq)).first()
+            row = conn.execute(
+                select(audit_log.c.record, audit_log.c.hash).where(audit_log.c.seq == seq)
+            ).first()
         return AuditRecord(**json.loads(row[0]), hash=row[1]) if row else None
 
     def purge(self, retention_days: int, now: datetime | None = None) -> int:
         """Delete records older than the retention period; the chain stays verifiable."""
-        cutoff = ((now or datetime.now(UTC)) - timedelta(days=retention_days)).isoformat(timespec="microseconds")
+        cutoff = ((now or datetime.now(UTC)) - timedelta(days=retention_days)).isoformat(
+            timespec="microseconds"
+        )
         with self._engine.begin() as conn:
             last = conn.execute(
                 select(audit_log.c.seq, audit_log.c.hash)

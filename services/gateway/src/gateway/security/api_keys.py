@@ -63,7 +63,9 @@ class ApiKeyStore:
         }
         with self._engine.begin() as conn:
             conn.execute(insert(api_keys).values(**row))
-        return CreatedApiKey(api_key=key, **{k: v for k, v in row.items() if k != "key_sha256"})
+        return CreatedApiKey.model_validate(
+            {"api_key": key, **{k: v for k, v in row.items() if k != "key_sha256"}}
+        )
 
     def list(self) -> list[ApiKeyInfo]:
         with self._engine.connect() as conn:
@@ -82,7 +84,9 @@ class ApiKeyStore:
 
     def exists(self, key_id: str) -> bool:
         with self._engine.connect() as conn:
-            return conn.execute(select(api_keys.c.key_id).where(api_keys.c.key_id == key_id)).first() is not None
+            return (
+                conn.execute(select(api_keys.c.key_id).where(api_keys.c.key_id == key_id)).first() is not None
+            )
 
     def authenticate(self, key: str) -> Principal | None:
         """The principal of a valid, unrevoked key, else None (blocking: run in a thread)."""
@@ -94,9 +98,13 @@ class ApiKeyStore:
         if cached and now - cached[0] < self.cache_seconds:
             return cached[1]
         with self._engine.connect() as conn:
-            row = conn.execute(
-                select(api_keys).where(api_keys.c.key_sha256 == digest, api_keys.c.revoked.is_(False))
-            ).mappings().first()
+            row = (
+                conn.execute(
+                    select(api_keys).where(api_keys.c.key_sha256 == digest, api_keys.c.revoked.is_(False))
+                )
+                .mappings()
+                .first()
+            )
         principal = None
         if row is not None:
             roles = frozenset(Role(r) for r in row["roles"] if r in Role._value2member_map_)

@@ -29,7 +29,9 @@ from gateway.security.tokens import TokenIssuer
 
 TOKEN_URL = "/api/v1/auth/token"
 API_KEY_HEADER = "X-API-Key"
-_bearer = OAuth2PasswordBearer(tokenUrl=TOKEN_URL, auto_error=False, description="Sign in with a local account.")
+_bearer = OAuth2PasswordBearer(
+    tokenUrl=TOKEN_URL, auto_error=False, description="Sign in with a local account."
+)
 _api_key = APIKeyHeader(name=API_KEY_HEADER, auto_error=False, description="An integrator's API key.")
 
 
@@ -54,10 +56,13 @@ async def _from_bearer(auth: Authenticator, token: str) -> Principal:
             return auth.tokens.verify(token)
         return await asyncio.to_thread(auth.oidc.verify, token)
     except jwt.ExpiredSignatureError:
-        raise _unauthorized("token_expired", f"The access token has expired; sign in again ({TOKEN_URL}).") from None
+        raise _unauthorized(
+            "token_expired", f"The access token has expired; sign in again ({TOKEN_URL})."
+        ) from None
     except (jwt.PyJWTError, ValueError, OSError) as exc:
         raise _unauthorized(
-            "token_invalid", f"The access token is not valid ({type(exc).__name__}); sign in again ({TOKEN_URL})."
+            "token_invalid",
+            f"The access token is not valid ({type(exc).__name__}); sign in again ({TOKEN_URL}).",
         ) from None
 
 
@@ -115,12 +120,16 @@ clinical_guard = require_roles(CLINICAL_ROLES)
 admin_guard = require_roles(ADMIN_ROLES)
 
 
-async def _chat_limit(request: Request, principal: Annotated[Principal, Depends(clinical_guard)]) -> Principal:
+async def _chat_limit(
+    request: Request, principal: Annotated[Principal, Depends(clinical_guard)]
+) -> Principal:
     await request.app.state.rate_limiter.check_kind(principal.subject, "chat")
     return principal
 
 
-async def _ingestion_limit(request: Request, principal: Annotated[Principal, Depends(admin_guard)]) -> Principal:
+async def _ingestion_limit(
+    request: Request, principal: Annotated[Principal, Depends(admin_guard)]
+) -> Principal:
     await request.app.state.rate_limiter.check_kind(principal.subject, "ingestion")
     return principal
 

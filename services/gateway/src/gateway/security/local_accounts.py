@@ -57,7 +57,11 @@ def ensure_accounts(auth_dir: Path) -> bool:
     passwords = {"clinician": secrets.token_urlsafe(18), "admin": secrets.token_urlsafe(18)}
     users = LocalUsers(
         users=[
-            LocalUser(username="clinician", password_hash=_hasher.hash(passwords["clinician"]), roles=[Role.CLINICIAN]),
+            LocalUser(
+                username="clinician",
+                password_hash=_hasher.hash(passwords["clinician"]),
+                roles=[Role.CLINICIAN],
+            ),
             LocalUser(username="admin", password_hash=_hasher.hash(passwords["admin"]), roles=[Role.ADMIN]),
         ]
     )
