@@ -750,7 +750,9 @@ def _eval_symptom(node: Symptom, facts: PatientFacts, ctx: EvalContext, req: str
             return ("explained" not in have, None)
         if mod in have:
             return (True, None)
-        if mod == "persistent" and duration is not None:
+        # a duration is taken as "persistent" only for a finding no recorded diagnosis accounts
+        # for: an explained finding runs the course of its cause (reading/explanations)
+        if mod == "persistent" and duration is not None and "explained" not in have:
             note = (
                 f"{name} taken as persistent (recorded for {duration} days; NG12 leaves the period "
                 f"to clinical judgement)"

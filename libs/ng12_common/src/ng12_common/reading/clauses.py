@@ -56,19 +56,26 @@ def other_finding_terms() -> tuple[str, ...]:
     return tuple(str(term) for group in data for term in group["terms"])
 
 
+# Possessives and articles do not change what a clause names ("reproduces his pain").
+_FILLER = frozenset({"his", "her", "their", "my", "the", "a", "an"})
+
+
+def _stem_text(text: str) -> str:
+    """The clause as space-separated word stems (fillers dropped), padded with spaces."""
+    words = [w for w in _words(text) if w not in _FILLER]
+    return " " + " ".join(_STEMMER.stemWords(words)) + " "
+
+
 @lru_cache(maxsize=1)
-def _other_findings() -> tuple[tuple[re.Pattern[str], str], ...]:
-    out = []
-    for term in other_finding_terms():
-        stems = _STEMMER.stemWords(_words(term))
-        out.append((re.compile(r"\b" + r"\s+".join(re.escape(s) + r"\w*" for s in stems) + r"\b"), term))
-    return tuple(out)
+def _other_findings() -> tuple[tuple[str, str], ...]:
+    return tuple((_stem_text(term), term) for term in other_finding_terms())
 
 
 def other_finding(clause: str) -> str | None:
-    """The common non-NG12 finding a clause names ("sore throat"), or None."""
-    text = " ".join(_words(clause))
-    for pattern, term in _other_findings():
-        if pattern.search(text):
+    """The common non-NG12 finding a clause names ("sore throat"), or None. Compared by word
+    stems, whole words only ("shaky hands" and "shaking hands"; "smelly urine")."""
+    text = _stem_text(clause)
+    for stems, term in _other_findings():
+        if stems.strip() and stems in text:
             return term
     return None
