@@ -28,12 +28,12 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-import snowballstemmer
 import yaml
 from pydantic import BaseModel, Field
 
 from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
+from ng12_common.reading.clauses import stems
 from ng12_common.reading.compose import NO_FINDING, compose, generic_concepts
 from ng12_common.reading.context import ContextStatus, default_rules
 
@@ -214,7 +214,8 @@ class _Index:
                 if norm and norm not in terms:
                     terms[norm] = (e.concept, e.kind, tier)
         self.terms = terms
-        self.kinds = {e.concept: e.kind for e in lexicon}
+        self.kinds: dict[str, str] = {e.concept: e.kind for e in lexicon}
+        self.labels = {e.concept: e.label for e in lexicon}
         self.by_first: dict[str, list[str]] = {}
         for t in terms:
             self.by_first.setdefault(t.split()[0], []).append(t)
@@ -280,11 +281,8 @@ class _Index:
         return self.terms.get(key) or self.terms[matched]
 
 
-_STEMMER = snowballstemmer.stemmer("english")
-
-
 def _stem_words(words: list[str]) -> list[str]:
-    return [str(w) for w in _STEMMER.stemWords(words)]
+    return stems(words)
 
 
 def _contiguous(text: str, words: list[tuple[int, int, str]]) -> bool:
@@ -327,6 +325,12 @@ def _index(lexicon: Sequence[LexiconEntry]) -> _Index:
     idx = _index_cached(key)
     _LAST_INDEX[:] = [(lexicon, len(lexicon), idx)]
     return idx
+
+
+def lexicon_maps(lexicon: Sequence[LexiconEntry]) -> tuple[dict[str, str], Mapping[str, str]]:
+    """concept -> label and concept -> kind of a lexicon (built once per lexicon)."""
+    idx = _index(lexicon)
+    return idx.labels, idx.kinds
 
 
 def _segments(text: str, protected: list[tuple[int, int]]) -> list[tuple[int, int]]:

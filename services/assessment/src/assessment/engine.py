@@ -17,7 +17,6 @@ No randomness and no I/O: the same record and knowledge give the same outcome, i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from assessment.knowledge import GuidelineKnowledge
@@ -28,6 +27,7 @@ from ng12_common.criteria import (
     EvalContext,
     EvalResult,
     PatientFacts,
+    SexMismatch,
     evaluate_all,
 )
 from ng12_common.criteria_index import patient_concepts
@@ -44,7 +44,6 @@ from ng12_common.reading.record import RecordReading, finish, read_record
 from ng12_common.served_recommendations import ServedRecommendation, rec_sort_key
 
 MAX_NEAR_MISSES = 5
-_SEX_MISSING = re.compile(r"^sex (female|male) \(patient is")
 
 
 @dataclass
@@ -152,7 +151,7 @@ def _near_misses(
     for rid, res in results.items():
         if res.met or not (knowledge.index.concepts_by_rec.get(rid, frozenset()) & concepts):
             continue
-        if any(_SEX_MISSING.match(m) for m in res.missing):
+        if any(isinstance(g, SexMismatch) and g.actual is not None for g in res.gaps):
             continue  # a recommendation for the other sex is not "nearly" met
         rec = knowledge.recommendations[rid]
         candidates.append((-res.closeness, action_rank(rec.action), rec.sort_key, rid, res.missing))
@@ -221,7 +220,9 @@ def assess(
     reading = reading or read_record(record, knowledge.lexicon)
     facts = finish(reading)
     criteria = relevant_criteria(knowledge, facts) if prefilter else knowledge.criteria_by_id
-    context = EvalContext(criteria, knowledge.labels, describe_cache=knowledge.describe_cache)
+    context = EvalContext(
+        criteria, knowledge.labels, describe_cache=knowledge.describe_cache, order=knowledge.eval_order
+    )
     results = evaluate_all(facts, context)
     met = [knowledge.recommendations[rid] for rid, res in results.items() if res.met]
     met.sort(key=lambda r: (action_rank(r.action), r.sort_key))

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from assessment.semantic import ConceptSpace, SemanticMatcher
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.citations import guideline_ref
-from ng12_common.criteria import Criterion
+from ng12_common.criteria import Criterion, dependency_order
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.lexicon_match import normalise_phrase
@@ -66,8 +66,11 @@ class GuidelineKnowledge:
     index: CriteriaIndex = field(init=False, compare=False, repr=False)
     # primary-care-test recommendation id -> the tests it offers (lexicon test concepts it names)
     offered_tests: dict[str, frozenset[str]] = field(init=False, compare=False, repr=False)
+    # every criteria tree in rec_applies dependency order (computed once, not per patient)
+    eval_order: tuple[str, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "eval_order", tuple(dependency_order(self.criteria_by_id)))
         object.__setattr__(self, "index", CriteriaIndex.build(self.criteria_by_id))
         object.__setattr__(self, "offered_tests", _offered_tests(self.recommendations, self.lexicon))
 

@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from chat.clinical import ClinicalState
 from chat.knowledge import Knowledge
 from chat.premise import named_tests
-from ng12_common.criteria import evaluate_all
+from ng12_common.criteria import AgeBelow, Gap, evaluate_all
 from ng12_common.criteria_index import patient_concepts
 from ng12_common.served_recommendations import ServedRecommendation
 
 SCORE_MARGIN = 0.15  # keep candidates within this of the best candidate
-_AGE_MISSING = re.compile(r"age ≥ (\d+(?:\.\d+)?) \(patient is (\d+)\)")
 
 
 @dataclass
@@ -43,15 +42,15 @@ class Selection:
     near_misses: list[NearMiss] = field(default_factory=list)
 
 
-def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str]) -> dict[str, list[str]]:
-    """rec id -> missing criteria ("" list when met), for the retrieved candidates and every other
+def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str]) -> dict[str, list[Gap]]:
+    """rec id -> its typed gaps (empty when met), for the retrieved candidates and every other
     rec whose criteria this patient can meet (CriteriaIndex: the others cannot be met)."""
     if not state.symptoms:
         return {}
     facts = state.to_facts()
     wanted = knowledge.index.relevant(patient_concepts(facts), also=candidates)
     results = evaluate_all(facts, knowledge.context, only=wanted)
-    return {rid: ([] if r.met else r.missing) for rid, r in results.items()}
+    return {rid: ([] if r.met else r.gaps) for rid, r in results.items()}
 
 
 def asked_for(
@@ -137,10 +136,6 @@ def _age_ok(rec: ServedRecommendation, age: int) -> bool:
     return (lo is None or age >= lo) and (hi is None or age < hi)
 
 
-def _age_gaps(missing: list[str]) -> list[tuple[int, int]]:
-    out = []
-    for line in missing:
-        m = _AGE_MISSING.search(line)
-        if m and float(m.group(2)) < float(m.group(1)):
-            out.append((int(float(m.group(1))), int(m.group(2))))
-    return out
+def _age_gaps(gaps: list[Gap]) -> list[tuple[int, int]]:
+    """(threshold, age) of each "aged N and over" criterion the patient is too young for."""
+    return [(int(g.threshold), g.actual) for g in gaps if isinstance(g, AgeBelow) and g.actual < g.threshold]

@@ -32,6 +32,7 @@ from ng12_common.lexicon_match import (
     ConceptMatch,
     add_match,
     clause_cues,
+    lexicon_maps,
     normalise_phrase,
     parse_sex,
     parse_smoking,
@@ -127,8 +128,7 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
         smoking=parse_smoking(r.get("smoking_history") or r.get("smoking")),  # type: ignore[arg-type]
         duration_days=r.get("symptom_duration_days"),
     )
-    labels = {e.concept: e.label for e in lexicon}
-    kinds = {e.concept: e.kind for e in lexicon}
+    labels, kinds = lexicon_maps(lexicon)
     reading = RecordReading(facts=facts)
     rules = default_rules()
     for fld in _FIELDS:
@@ -319,7 +319,7 @@ def apply_semantic(
     """Record tier 3's decision for each pending clause, in order: (concept, kind, score) when it
     matched, (None, "not_ng12", score) when the nearest description is a finding NG12 does not
     use, None when it abstained (the clause stays unread)."""
-    labels = {e.concept: e.label for e in lexicon}
+    labels, _kinds = lexicon_maps(lexicon)
     for pending, decision in zip(reading.pending, decisions, strict=True):
         if decision is None:
             continue
