@@ -224,3 +224,32 @@ def test_age_criteria_lead_comes_from_the_criteria_trees() -> None:
         "What if they were 80?"
     )
     assert not asks_about_age("When should I refer haemoptysis?")
+
+
+def test_continuations_and_process_questions() -> None:
+    from chat.query import asks_about_process
+
+    assert is_follow_up("and the cut-off for a referral?")
+    assert is_follow_up("what if she was 61 with the same result?")
+    assert not is_follow_up("and which blood tests does NG12 recommend for suspected myeloma in adults?")
+    assert asks_about_process("what should I tell a patient I am referring with suspected cancer?")
+    assert asks_about_process("she missed her appointment, what now?")
+    assert asks_about_process("who chases the x-ray result?")
+    assert not asks_about_process("when should I refer unexplained haemoptysis?")
+
+
+def test_age_and_sex_shorthand() -> None:
+    state = extract("63F breathless, 2 weeks", [], set())
+    assert (state.age, state.sex) == (63, "female")
+    assert extract("72 M with haematuria", [], set()).sex == "male"
+    assert extract("a 5 mm mole", [], set()).age is None
+
+
+def test_patient_results_are_facts_not_claims() -> None:
+    from chat.results import patient_results
+
+    assert patient_results("62M LUTS, PSA 6.1 - refer?") == {"psa": 6.1}
+    assert patient_results("her CA125 came back at 48") == {"ca125": 48.0}
+    assert patient_results("NG12 says CA125 over 50 - my pt's is 41") == {"ca125": 41.0}
+    assert patient_results("is the FIT cut-off 20?") == {}
+    assert patient_results("PSA 3 years ago was normal") == {}
