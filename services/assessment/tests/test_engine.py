@@ -376,3 +376,20 @@ def test_more_explanations(knowledge: GuidelineKnowledge) -> None:
         knowledge,
     )
     assert hypothyroid.top_action == "no_criteria_met"  # explained fatigue is not taken as persistent
+
+
+def test_bleeding_from_a_described_site_is_not_unexplained_bleeding(knowledge: GuidelineKnowledge) -> None:
+    foreskin = assess(
+        _record(age=70, symptoms=["foreskin tight and cracked, bleeding from under it for 3/12"]), knowledge
+    )
+    assert "1.6.10" in foreskin.matched_ids and "1.10.1" not in foreskin.matched_ids
+    assert foreskin.top_action == "suspected_cancer_pathway_referral"
+    easy = assess(_record(age=70, symptoms=["bleeding gums"]), knowledge)
+    assert "1.10.1" in easy.matched_ids  # bleeding NG12 1.10.1 means is still read
+
+
+def test_pain_in_a_bone_and_an_injury_that_explains_it(knowledge: GuidelineKnowledge) -> None:
+    child = assess(_record(age=13, symptoms=["aching shin bone 5/52, waking her at night"]), knowledge)
+    assert "1.11.3" in child.matched_ids
+    tackle = assess(_record(age=11, symptoms=["sore shin after a tackle at football 5 days ago"]), knowledge)
+    assert tackle.top_action == "no_criteria_met" and tackle.complete

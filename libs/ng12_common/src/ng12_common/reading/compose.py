@@ -169,6 +169,12 @@ def _compiled() -> _Compiled:
     )
 
 
+@lru_cache(maxsize=1)
+def site_concepts() -> frozenset[str]:
+    """The concepts of a body site (every composition's site finding)."""
+    return frozenset(c for g in _data().groups for c in g.sites if c != NO_FINDING)
+
+
 def generic_concepts() -> frozenset[str]:
     """Lexicon concepts a composed finding replaces when they cover the same words."""
     return _compiled().generic

@@ -40,7 +40,7 @@ from ng12_common.lexicon_match import (
 )
 from ng12_common.models import FindingRead, FindingStatus, RecordField
 from ng12_common.reading.clauses import is_clinical, other_finding, split_sentences
-from ng12_common.reading.compose import compose_entry
+from ng12_common.reading.compose import compose_entry, site_concepts
 from ng12_common.reading.context import ContextRules, default_rules
 from ng12_common.reading.explanations import apply_explanations
 from ng12_common.reading.labs import LabReading, new_onset_adjustments, read_inline, read_result
@@ -160,6 +160,7 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
                     _read_leftover(reading, fld, str(entry), clause, rules, sex, age)
             if fld != "history":
                 _read_entry_compositions(reading, fld, str(entry), first, kinds, labels)
+                _site_bleeding(reading, first)
     for key, value in (r.get("test_results") or {}).items():
         _read_test(reading, str(key), value, sex, age, lexicon)
     return reading
@@ -194,6 +195,26 @@ def _read_entry_compositions(
                 described.add(i)
         reading.pending = [p for p in reading.pending if p.index not in described]
         reading.findings.append(_match_read(fld, entry, entry, match, labels))
+
+
+_BARE_BLEEDING = frozenset({"bleeding", "bleed", "bleeds", "bled", "blood"})
+
+
+def _site_bleeding(reading: RecordReading, first: int) -> None:
+    """Bleeding named without a site in an entry about one body site ("foreskin tight and cracked,
+    bleeding from under it") is bleeding from that site, not the unexplained bleeding of NG12
+    1.10.1 (easy bleeding, gums, nose): the bare bleeding is taken back."""
+    entry_reads = reading.findings[first:]
+    if not any(f.status == "finding" and f.concept in site_concepts() for f in entry_reads):
+        return
+    for f in entry_reads:
+        if f.concept == "bleeding" and f.status == "finding" and (f.evidence or "") in _BARE_BLEEDING:
+            fact = reading.facts.symptoms.get("bleeding")
+            if fact is not None and fact.text == f.entry:
+                del reading.facts.symptoms["bleeding"]
+                reading.facts.findings.discard("bleeding")
+            f.status, f.concept, f.label, f.tier = "context", None, None, None
+            f.evidence = "bleeding from the site this entry describes"
 
 
 def _read_dipstick(reading: RecordReading, fld: RecordField, entry: str, sentence: str) -> bool:
