@@ -253,3 +253,29 @@ def test_patient_results_are_facts_not_claims() -> None:
     assert patient_results("NG12 says CA125 over 50 - my pt's is 41") == {"ca125": 41.0}
     assert patient_results("is the FIT cut-off 20?") == {}
     assert patient_results("PSA 3 years ago was normal") == {}
+
+
+def test_claims_are_read_by_direction_and_kind() -> None:
+    from chat.premise import claims
+
+    found = {
+        (c.kind, c.value, c.subject) for c in claims("NG12 says hoarseness for 3 weeks in under 40s, right?")
+    }
+    assert ("age", "40", "under") in found and ("interval", "3 week", "duration") in found
+    deadline = claims("since NICE says the FBC has to be done within 12 hrs, is tomorrow ok?")
+    assert [(c.kind, c.value, c.subject) for c in deadline] == [("interval", "12 hour", "deadline")]
+    assert claims("a 52 yo who lost 6 kg - urgent CT or FIT, MRI or 2WW per NICE?") == []  # asks only
+    assert not [c for c in claims("NG12 says a 50 yo who lost 7 kg needs a scan") if c.kind == "measure"]
+
+
+def test_scope_training_set_has_no_blind_development_question() -> None:
+    from pathlib import Path
+
+    from chat.scope import load_examples
+
+    def norm(text: str) -> str:
+        return "".join(ch for ch in text.lower() if ch.isalnum())
+
+    dev = Path(__file__).resolve().parents[3] / "eval" / "blind" / "chat_dev.json"
+    blind = {norm(t["user"]) for case in json.loads(dev.read_text(encoding="utf-8")) for t in case["turns"]}
+    assert not [e.text for e in load_examples() if norm(e.text) in blind]

@@ -443,7 +443,7 @@ def build_graph(
             for_symptoms = [
                 r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
             ]
-            contradicted, quoted = check(found_claims, retrieved, every, for_symptoms)
+            contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
             if contradicted:
                 quotes = [compose.rec_citation(r) for r in quoted[:3]]
                 compared, _ = results_lead(_patient_tests(state), _patient_age(state), every)

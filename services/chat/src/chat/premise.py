@@ -25,10 +25,22 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ng12_common.criteria import TestByAge, iter_nodes
+from ng12_common.criteria import (
+    AgeGte,
+    AgeLt,
+    AllOf,
+    AnyOf,
+    AtLeast,
+    Criterion,
+    Finding,
+    Score,
+    Symptom,
+    TestByAge,
+    iter_nodes,
+)
 from ng12_common.served_recommendations import ServedRecommendation
 
-ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action"]
+ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action", "measure"]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
 _ASSERTS = re.compile(
@@ -140,8 +152,16 @@ _INTERVAL = re.compile(
 )
 #: The patient's history: "has had a cough for 3 weeks", "lost weight over 2 months".
 _PATIENT_DURATION = re.compile(
-    r"\b(has had|had|having|has been|been|since|lost|losing|gained|started|began|ongoing|going on)\b"
+    r"\b(has had|had|having|has been|been|lost|losing|gained|started|began|ongoing|going on)\b"
     r"[^.?!,]{0,40}$",
+    re.IGNORECASE,
+)
+#: A size, weight or proportion stated as a rule ("a lump over 5 cm", "weight loss of 10%").
+_MEASURE_CLAIM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(mm|cm|kg|%|per ?cent)(?!\w)", re.IGNORECASE)
+#: ... but a patient's own measurement ("lost 8 kg", "a 12 mm mole", "it measures 3 cm").
+_PATIENT_MEASURE = re.compile(
+    r"\b(lost|losing|gained|measur\w*|his|her|their|the patient'?s|pt'?s|has an?|had an?|with an?|an?|is|was)"
+    r"\b[^.?!,]{0,15}$",
     re.IGNORECASE,
 )
 _URGENCY = re.compile(r"\b(immediate(?:ly)?|same[- ]day|emergency|straight to a&e)\b", re.IGNORECASE)
@@ -219,6 +239,11 @@ def claims(message: str) -> list[Claim]:
     for m in _ACTION.finditer(message):
         phrase = m.group(1).lower()
         out.append(Claim("action", m.group(0), _ACTION_TEXT.get(phrase, "suspected cancer pathway")))
+    for m in _MEASURE_CLAIM.finditer(message):
+        if any(a <= m.start() < b for a, b in taken) or _PATIENT_MEASURE.search(message[: m.start()]):
+            continue
+        unit = {"per cent": "%", "percent": "%"}.get(m.group(2).lower(), m.group(2).lower())
+        out.append(Claim("measure", m.group(0).strip(), f"{m.group(1)} {unit}"))
     for m in _SCAN.finditer(message):
         key = _test_key(m.group(1), _SCANS)
         if key is not None:
@@ -246,7 +271,7 @@ def named_tests(message: str) -> dict[str, str]:
 def _contains(text: str, claim: Claim) -> bool:
     t = text.lower()
     if claim.kind in ("threshold",):
-        return re.search(rf"(?<![\w.]){re.escape(claim.value)}(?![\d])", t) is not None
+        return re.search(rf"(?<![\w.]){re.escape(claim.value)}(?![\d]|\.\d)", t) is not None
     if claim.kind == "age":
         n = re.escape(claim.value)
         if claim.subject == "under":  # "under 40": NG12 must set an upper age bound at 40
@@ -271,6 +296,9 @@ def _contains(text: str, claim: Claim) -> bool:
         return re.search(rf"\b{amount}", t) is not None
     if claim.kind == "urgency":
         return claim.value.split()[0] in t
+    if claim.kind == "measure":
+        number, unit = claim.value.split(" ")
+        return re.search(rf"(?<![\w.]){re.escape(number)}\s*{re.escape(unit)}", t) is not None
     if claim.kind == "action":
         return claim.value in t
     return re.search(TESTS.get(claim.value, re.escape(claim.value)), t) is not None
@@ -300,11 +328,41 @@ def _about(rec: ServedRecommendation, claim: Claim) -> bool:
     )
 
 
+def _ages_with(
+    node: Criterion, wanted: set[str], inherited: frozenset[tuple[str, str]] = frozenset()
+) -> list[frozenset[tuple[str, str]]]:
+    """For each place a wanted symptom or finding appears in a criteria tree, the age bounds that
+    must hold with it (("over", "55") for an AgeGte 55 in the same `all` branch): NG12's "aged 55
+    and over, with weight loss and dyspepsia" binds 55 to dyspepsia, not to dysphagia."""
+    if isinstance(node, (Symptom, Finding)):
+        return [inherited] if node.concept in wanted else []
+    if isinstance(node, AllOf):
+        ages = {("over", str(c.value)) for c in node.of if isinstance(c, AgeGte)}
+        ages |= {("under", str(c.value)) for c in node.of if isinstance(c, AgeLt)}
+        inner = inherited | ages
+        return [a for child in node.of for a in _ages_with(child, wanted, inner)]
+    if isinstance(node, (AnyOf, AtLeast)):
+        return [a for child in node.of for a in _ages_with(child, wanted, inherited)]
+    if isinstance(node, Score):
+        return [a for item in node.items for a in _ages_with(item.criterion, wanted, inherited)]
+    return []
+
+
+def _age_bound_to(claim: Claim, recs: list[ServedRecommendation], wanted: set[str]) -> bool | None:
+    """Whether the recommendations' criteria bind the claimed age to the symptoms named (None when
+    their criteria do not name those symptoms: their text decides)."""
+    paths = [a for r in recs if r.criteria is not None for a in _ages_with(r.criteria, wanted)]
+    if not paths:
+        return None
+    return any((claim.subject, claim.value) in ages for ages in paths)
+
+
 def check(
     found: list[Claim],
     retrieved: list[ServedRecommendation],
     every: list[ServedRecommendation],
     for_symptoms: list[ServedRecommendation] | None = None,
+    wanted: set[str] | None = None,
 ) -> tuple[list[Claim], list[ServedRecommendation]]:
     """(claims no recommendation supports, the recommendations to quote instead).
 
@@ -327,10 +385,16 @@ def check(
                 stated = [r for r in pool if _MEASURE.search(r.text) or _table_values(r)]
                 quoted += [r for r in (stated or pool) if r not in quoted]
             continue
-        # an age or interval claimed for the symptoms the question names is checked against the
-        # recommendations about those symptoms ("hoarseness for 2 weeks": not any rec's "2 weeks")
-        pool = for_symptoms if claim.kind in ("age", "interval") and for_symptoms else retrieved
-        if not any(_contains(r.text, claim) for r in pool):
+        # an age, interval, test or measure claimed for the symptoms the question names is checked
+        # against the recommendations about those symptoms ("hoarseness for 2 weeks": not any
+        # recommendation's "2 weeks"; "a CT for haemoptysis": not the CT of 1.2.5)
+        pool = (
+            for_symptoms
+            if claim.kind in ("age", "interval", "test", "measure") and for_symptoms
+            else retrieved
+        )
+        bound = _age_bound_to(claim, pool, wanted or set()) if claim.kind == "age" and for_symptoms else None
+        if bound is False or (bound is None and not any(_contains(r.text, claim) for r in pool)):
             contradicted.append(claim)
             if pool is for_symptoms:
                 quoted += [r for r in pool if r not in quoted]
