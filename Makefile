@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install proto proto-check lint typecheck bench eval-dev eval-blind eval-blind-dev calibrate-tier3 eval-retrieval ng12-pdf compose-check clean
+.PHONY: run test install proto proto-check lint typecheck bench eval-dev eval-blind eval-blind-dev calibrate-tier3 calibrate-scope eval-retrieval ng12-pdf compose-check clean
 
 $(STAMP): constraints.txt requirements-dev.txt libs/ng12_common/pyproject.toml services/*/pyproject.toml
 	PYTHON=$(PYTHON) VENV=$(VENV) scripts/bootstrap.sh
@@ -42,6 +42,9 @@ eval-blind-dev: $(STAMP) ## the development part of the blind sets, one line per
 
 calibrate-tier3: $(STAMP) ## recalibrate the semantic tier's threshold (writes assessment/data/semantic_calibration.json)
 	$(PY) bench/calibrate_tier3.py --write
+
+calibrate-scope: $(STAMP) ## recalibrate chat's scope classifier on a held-out fifth of its training set (prints C and threshold; set them in chat/scope.py)
+	$(PY) bench/calibrate_scope.py
 
 eval-retrieval: $(STAMP) ## recall@k / MRR of retrieval configurations on the development cases
 	$(PY) bench/eval_retrieval.py

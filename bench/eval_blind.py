@@ -107,7 +107,7 @@ def main() -> int:
             except ImportError:
                 print("[chat] bench/eval_blind_chat.py is missing", flush=True)
                 return 1
-            result = eval_blind_chat.run(base_url, str(chat_path), headers)
+            result = eval_blind_chat.run(base_url, str(chat_path), headers=headers)
             print(f"[chat {args.part}] " + json.dumps(result, indent=None, default=str), flush=True)
         return 0
 

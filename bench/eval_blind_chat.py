@@ -19,6 +19,10 @@ Metrics:
 
     .venv/bin/python bench/eval_blind_chat.py --base-url http://127.0.0.1:8000 \\
         --cases eval/blind/chat_dev.json
+
+For quick iteration on chat alone, `--retrieval-addr HOST:PORT` runs the chat app in-process
+(FastAPI TestClient, real Redis at TEST_REDIS_URL) against a running retrieval server with the
+NG12 index, instead of the gateway; `-v` prints each answer turn's grounding and citations.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def declined_by_name(answer: str, kind: str) -> bool:
     )
 
 
-def score(cases: list[dict[str, Any]], post: Post) -> dict[str, Any]:
+def score(cases: list[dict[str, Any]], post: Post, verbose: bool = False) -> dict[str, Any]:
     by_kind: dict[str, list[int]] = {}  # kind -> [handled, total]
     answer_turns = false_refusals = uncited = 0
     cite_total = cite_hit = fact_total = fact_hit = violations = 0
@@ -72,6 +76,13 @@ def score(cases: list[dict[str, Any]], post: Post) -> dict[str, Any]:
             answer, grounding = str(body["answer"]), str(body["grounding"])
             cited = {c.get("recommendation_id") for c in body["citations"]}
             tag = f"{case['id']}#{i + 1}"
+            if verbose:
+                print(
+                    f"== {tag} [{grounding}] cited={sorted(x for x in cited if x)} "
+                    f"want={turn.get('must_cite', [])} {turn['expect']}: {turn['user']}\n"
+                    f"query={body.get('query')} topic={body.get('topic')}\n{answer}\n",
+                    flush=True,
+                )
             kind = turn.get("refuse_kind")
             refuse = turn["expect"] == "refuse"
             claimed = [c for c in turn.get("must_not_claim", []) if claims(answer, c)]
@@ -133,7 +144,9 @@ def score(cases: list[dict[str, Any]], post: Post) -> dict[str, Any]:
     }
 
 
-def run(base_url: str, cases_path: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
+def run(
+    base_url: str, cases_path: str, verbose: bool = False, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Score the cases in `cases_path` through the gateway at `base_url` (signed in with `headers`).
     Each case's session name is mapped to a session the gateway creates for this user."""
     import httpx
@@ -153,16 +166,56 @@ def run(base_url: str, cases_path: str, headers: dict[str, str] | None = None) -
             result: dict[str, Any] = reply.json()
             return result
 
-        return score(cases, post)
+        return score(cases, post, verbose)
+
+
+def run_in_process(retrieval_addr: str, cases_path: str, verbose: bool = False) -> dict[str, Any]:
+    """Score the cases with the chat app in-process against a running retrieval server."""
+    import os
+
+    from fastapi.testclient import TestClient
+
+    from chat.app import create_app
+    from chat.settings import ChatSettings
+
+    cases = json.loads(Path(cases_path).read_text(encoding="utf-8"))
+    settings = ChatSettings(
+        redis_url=os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"),
+        retrieval_addr=retrieval_addr,
+        chat_key_prefix="eval:blindchat",
+        environment="test",
+    )
+    with TestClient(create_app(settings)) as client:
+        import time
+
+        for _ in range(600):  # the scope classifier is fitted in the background at start-up
+            if client.get("/readyz").status_code == 200:
+                break
+            time.sleep(0.5)
+
+        def post(payload: dict[str, Any]) -> dict[str, Any]:
+            reply = client.post("/chat", json=payload)
+            reply.raise_for_status()
+            result: dict[str, Any] = reply.json()
+            return result
+
+        return score(cases, post, verbose)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base-url", required=True, help="the gateway, e.g. http://127.0.0.1:8000")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--base-url", help="the gateway, e.g. http://127.0.0.1:8000")
+    target.add_argument("--retrieval-addr", help="chat in-process against this retrieval server")
     parser.add_argument("--cases", required=True, help="a JSON list of chat cases")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every turn's answer")
     parser.add_argument("--token", default="", help="a bearer token (POST /api/v1/auth/token)")
     args = parser.parse_args()
-    result = run(args.base_url, args.cases, {"Authorization": f"Bearer {args.token}"} if args.token else None)
+    if args.base_url:
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
+        result = run(args.base_url, args.cases, args.verbose, headers)
+    else:
+        result = run_in_process(args.retrieval_addr, args.cases, args.verbose)
     failures = result.pop("failures")
     print(json.dumps(result, indent=2))
     for line in failures:

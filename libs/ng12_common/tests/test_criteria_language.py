@@ -368,3 +368,34 @@ def test_assumptions_are_quotable() -> None:
     text = " ".join(a).lower()
     for needle in ("unexplained", "persistent", "18", "includes x", "ever smoked"):
         assert needle in text
+
+
+def test_gaps_are_typed_and_their_words_are_rendered_from_them() -> None:
+    """Callers decide on the gap's type and fields (chat's age-only near misses, assessment's
+    other-sex filter); the words a GP reads are rendered from the same object."""
+    from ng12_common.criteria import AgeBelow, AgeNotBelow, MissingFinding, NotRecorded, SexMismatch
+
+    tree = {
+        "op": "all",
+        "of": [
+            {"op": "age_gte", "value": 40},
+            {"op": "sex", "value": "female"},
+            {"op": "symptom", "concept": "cough"},
+        ],
+    }
+    r = evaluate(tree, PatientFacts(age=39, sex="male"))
+    assert r.gaps == [
+        AgeBelow("age ≥ 40", 40, 39),
+        SexMismatch("sex female", "female", "male"),
+        MissingFinding("cough", "cough"),
+    ]
+    assert r.missing == ["age ≥ 40 (patient is 39)", "sex female (patient is male)", "cough"]
+    assert evaluate({"op": "age_lt", "value": 16}, PatientFacts(age=16)).gaps == [
+        AgeNotBelow("age < 16", 16, 16)
+    ]
+    assert evaluate({"op": "age_gte", "value": 40}, PatientFacts()).gaps == [
+        NotRecorded("age ≥ 40", "age not recorded")
+    ]
+    absent = evaluate({"op": "symptom", "concept": "cough"}, PatientFacts(negated={"cough"}))
+    assert absent.gaps == [MissingFinding("cough", "cough", absent=True)]
+    assert absent.missing == ["cough (recorded as absent)"]

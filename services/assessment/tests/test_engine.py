@@ -264,3 +264,132 @@ def test_results_as_people_write_them(knowledge: GuidelineKnowledge) -> None:
     assert "118 g/L < 120 g/L (women)" in shown["Hb"].rule and shown["Hb"].finding
     assert shown["FIT"].value_used == 7.0
     assert {u.key for u in outcome.unused_test_results} >= {"ESR"}
+
+
+def test_a_finding_word_and_a_body_site_compose_the_finding(knowledge: GuidelineKnowledge) -> None:
+    """A mass, lump or swelling and where it is, however worded (reading/compose.py)."""
+    vagina = assess(
+        _record(age=70, gender="Female", exam_findings=["firm fixed 2 cm mass on posterior vaginal wall"]),
+        knowledge,
+    )
+    assert "1.5.15" in vagina.matched_ids and vagina.complete
+    breast = assess(_record(age=52, gender="Female", symptoms=["lump R breast 3/52"]), knowledge)
+    assert "1.4.1" in breast.matched_ids
+    child = assess(_record(age=2, gender="Female", exam_findings=["o/e 6cm firm mass L flank"]), knowledge)
+    assert {"1.12.1", "1.12.3"} <= set(child.matched_ids)
+    spleen = assess(
+        _record(age=4, exam_findings=["o/e pale, liver 3cm and spleen 4cm below costal margin"]), knowledge
+    )
+    assert "1.10.2" in spleen.matched_ids  # hepatosplenomegaly in a child: immediate referral
+    assert {"hepatomegaly", "splenomegaly", "hepatosplenomegaly"} <= set(spleen.facts.symptoms)
+    impalpable = assess(_record(age=4, exam_findings=["spleen not palpable, liver just palpable"]), knowledge)
+    assert not {"splenomegaly", "hepatomegaly"} & set(impalpable.facts.symptoms)
+    assert "splenomegaly" in impalpable.facts.negated
+    pv = assess(_record(age=52, gender="Female", symptoms=["PV bleeding 4 days"]), knowledge)
+    assert "bleeding" not in pv.facts.symptoms  # not the unexplained bleeding of 1.10.1
+
+
+def test_reports_and_examinations_that_state_what_they_suggest(knowledge: GuidelineKnowledge) -> None:
+    uss = assess(
+        _record(
+            age=55,
+            gender="Female",
+            test_results={
+                "USS thigh": "7cm mass deep to fascia - appearances suggestive of soft tissue sarcoma"
+            },
+        ),
+        knowledge,
+    )
+    assert "1.11.5" in uss.matched_ids
+    xray = assess(
+        _record(
+            age=14, test_results={"X-ray R humerus": "lytic lesion - suggests possibility of bone sarcoma"}
+        ),
+        knowledge,
+    )
+    assert xray.top_action == "very_urgent_referral" and "1.11.2" in xray.matched_ids
+    prostate = assess(
+        _record(age=61, exam_findings=["PR: hard, irregular, craggy L lobe, median sulcus not palpable"]),
+        knowledge,
+    )
+    assert "1.6.1" in prostate.matched_ids and prostate.complete
+    benign = assess(_record(age=72, exam_findings=["PR: smooth, symmetrically enlarged, benign"]), knowledge)
+    assert "1.6.1" not in benign.matched_ids
+
+
+def test_neurological_signs_and_their_progression(knowledge: GuidelineKnowledge) -> None:
+    adult = assess(
+        _record(
+            age=52,
+            symptoms=["unsteady on feet, worse over 5/52"],
+            exam_findings=["broad-based gait, past-pointing, dysdiadochokinesis"],
+        ),
+        knowledge,
+    )
+    assert "1.9.1" in adult.matched_ids
+    not_progressive = assess(_record(age=52, exam_findings=["past-pointing"]), knowledge)
+    assert "1.9.1" not in not_progressive.matched_ids
+    child = assess(
+        _record(age=14, gender="Female", exam_findings=["L pronator drift, L hemiparesis 4/5, dysarthria"]),
+        knowledge,
+    )
+    assert child.top_action == "very_urgent_referral" and "1.9.2" in child.matched_ids
+
+
+def test_a_recorded_result_of_the_offered_test_decides(knowledge: GuidelineKnowledge) -> None:
+    """PSA already done and below the age threshold: the 'offer a PSA test' recommendation is met
+    but does not head; nothing else is met, so no criterion is met (1.15 safety netting)."""
+    outcome = assess(
+        _record(age=72, symptoms=["nocturia", "urinary frequency"], test_results={"PSA": "6.2 ng/ml"}),
+        knowledge,
+    )
+    assert "1.6.2" in outcome.matched_ids and outcome.top_action == "no_criteria_met"
+    assert outcome.safety_netting and "already been done" in outcome.recommended_action
+    assert any(r.kind == "test_done" and r.recommendation_id == "1.6.2" for r in outcome.needs_review)
+    not_done = assess(_record(age=72, symptoms=["nocturia", "urinary frequency"]), knowledge)
+    assert not_done.top_action == "primary_care_test"
+
+
+def test_more_explanations(knowledge: GuidelineKnowledge) -> None:
+    warfarin = assess(
+        _record(age=44, symptoms=["bruises on arms and legs last 1/52"], history=["AF on warfarin"]),
+        knowledge,
+    )
+    assert "1.10.1" not in warfarin.matched_ids and warfarin.complete
+    recurrent = assess(
+        _record(
+            age=55,
+            smoking_history="Current Smoker",
+            symptoms=["3rd chest infection since November, each treated with abx"],
+            history=["LRTI Nov, Jan and Feb"],
+        ),
+        knowledge,
+    )
+    assert "1.1.3" in recurrent.matched_ids  # three infections are recurrent, not one acute episode
+    hypothyroid = assess(
+        _record(
+            age=52,
+            symptoms=["tired all the time"],
+            symptom_duration_days=60,
+            history=["hypothyroidism dx 2/52 ago"],
+        ),
+        knowledge,
+    )
+    assert hypothyroid.top_action == "no_criteria_met"  # explained fatigue is not taken as persistent
+
+
+def test_bleeding_from_a_described_site_is_not_unexplained_bleeding(knowledge: GuidelineKnowledge) -> None:
+    foreskin = assess(
+        _record(age=70, symptoms=["foreskin tight and cracked, bleeding from under it for 3/12"]), knowledge
+    )
+    assert "1.6.10" in foreskin.matched_ids and "1.10.1" not in foreskin.matched_ids
+    assert foreskin.top_action == "suspected_cancer_pathway_referral"
+    easy = assess(_record(age=70, symptoms=["bleeding gums"]), knowledge)
+    assert "1.10.1" in easy.matched_ids  # bleeding NG12 1.10.1 means is still read
+
+
+def test_pain_in_a_bone_and_an_injury_that_explains_it(knowledge: GuidelineKnowledge) -> None:
+    child = assess(_record(age=13, symptoms=["aching shin bone 5/52, waking her at night"]), knowledge)
+    assert "1.11.3" in child.matched_ids
+    tackle = assess(_record(age=11, symptoms=["sore shin after a tackle at football 5 days ago"]), knowledge)
+    assert tackle.top_action == "no_criteria_met" and tackle.complete

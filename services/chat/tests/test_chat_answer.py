@@ -224,3 +224,58 @@ def test_age_criteria_lead_comes_from_the_criteria_trees() -> None:
         "What if they were 80?"
     )
     assert not asks_about_age("When should I refer haemoptysis?")
+
+
+def test_continuations_and_process_questions() -> None:
+    from chat.query import asks_about_process
+
+    assert is_follow_up("and the cut-off for a referral?")
+    assert is_follow_up("what if she was 61 with the same result?")
+    assert not is_follow_up("and which blood tests does NG12 recommend for suspected myeloma in adults?")
+    assert asks_about_process("what should I tell a patient I am referring with suspected cancer?")
+    assert asks_about_process("she missed her appointment, what now?")
+    assert asks_about_process("who chases the x-ray result?")
+    assert not asks_about_process("when should I refer unexplained haemoptysis?")
+
+
+def test_age_and_sex_shorthand() -> None:
+    state = extract("63F breathless, 2 weeks", [], set())
+    assert (state.age, state.sex) == (63, "female")
+    assert extract("72 M with haematuria", [], set()).sex == "male"
+    assert extract("a 5 mm mole", [], set()).age is None
+
+
+def test_patient_results_are_facts_not_claims() -> None:
+    from chat.results import patient_results
+
+    assert patient_results("62M LUTS, PSA 6.1 - refer?") == {"psa": 6.1}
+    assert patient_results("her CA125 came back at 48") == {"ca125": 48.0}
+    assert patient_results("NG12 says CA125 over 50 - my pt's is 41") == {"ca125": 41.0}
+    assert patient_results("is the FIT cut-off 20?") == {}
+    assert patient_results("PSA 3 years ago was normal") == {}
+
+
+def test_claims_are_read_by_direction_and_kind() -> None:
+    from chat.premise import claims
+
+    found = {
+        (c.kind, c.value, c.subject) for c in claims("NG12 says hoarseness for 3 weeks in under 40s, right?")
+    }
+    assert ("age", "40", "under") in found and ("interval", "3 week", "duration") in found
+    deadline = claims("since NICE says the FBC has to be done within 12 hrs, is tomorrow ok?")
+    assert [(c.kind, c.value, c.subject) for c in deadline] == [("interval", "12 hour", "deadline")]
+    assert claims("a 52 yo who lost 6 kg - urgent CT or FIT, MRI or 2WW per NICE?") == []  # asks only
+    assert not [c for c in claims("NG12 says a 50 yo who lost 7 kg needs a scan") if c.kind == "measure"]
+
+
+def test_scope_training_set_has_no_blind_development_question() -> None:
+    from pathlib import Path
+
+    from chat.scope import load_examples
+
+    def norm(text: str) -> str:
+        return "".join(ch for ch in text.lower() if ch.isalnum())
+
+    dev = Path(__file__).resolve().parents[3] / "eval" / "blind" / "chat_dev.json"
+    blind = {norm(t["user"]) for case in json.loads(dev.read_text(encoding="utf-8")) for t in case["turns"]}
+    assert not [e.text for e in load_examples() if norm(e.text) in blind]

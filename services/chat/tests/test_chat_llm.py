@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -47,6 +48,11 @@ def llm_chat(
     def _open(models: FakeModels, **overrides: object) -> TestClient:
         client = make_client(retrieval_addr=retrieval_addr, genai_client=fake_genai(models), **overrides)
         opened.append(client.__enter__())
+        # traffic only once ready, as in a deployment: the first start embeds the scope classifier's
+        # training set, and a search racing it on a busy 2-core machine can miss its deadline
+        deadline = time.monotonic() + 120
+        while client.get("/readyz").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.5)
         return client
 
     yield _open

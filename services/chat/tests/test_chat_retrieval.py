@@ -298,3 +298,34 @@ def test_an_age_question_gets_the_age_band_of_a_threshold_table(client: TestClie
     at_85 = ask(client, sid, "and if they were 85?")
     lead = str(at_85["answer"]).split("\n")[0]
     assert "at age 85, no PSA threshold (use clinical judgement) (1.6.3)" in lead
+
+
+def test_process_questions_are_answered_from_the_process_sections(client: TestClient) -> None:
+    body = ask(client, "process-1", "what information do pts need when they're referred on a 2ww?")
+    assert body["grounding"] in ("sufficient", "weak") and cited(body)
+    assert all(rid.startswith(("1.14.", "1.15.", "1.16.")) for rid in cited(body)[:3]), cited(body)
+    ask(client, "process-2", "62 year old with unexplained haemoptysis, refer?")
+    follow = ask(client, "process-2", "she's very anxious about the wait, what support?")
+    assert "1.14.10" in cited(follow), cited(follow)
+
+
+def test_the_patients_age_group_picks_the_pathway(client: TestClient) -> None:
+    child = ask(client, "cyp-1", "14 year old with unexplained lymphadenopathy, which NG12 rec?")
+    assert set(cited(child)[:2]) == {"1.10.7", "1.10.9"}, cited(child)  # the adults' ones only as near misses
+    assert "A 14-year-old is a child in NG12's terms" in str(child["answer"])
+    assert "From birth to 15 years." in str(child["answer"])
+    young = ask(client, "cyp-2", "21 year old with an unexplained lump increasing in size")
+    assert {"1.11.4", "1.11.6"} <= set(cited(young)), cited(young)  # a young person: either pathway
+    assert "may be referred using either pathway" in str(young["answer"])
+
+
+def test_the_patients_result_is_compared_with_ngs_threshold(client: TestClient) -> None:
+    body = ask(client, "psa-1", "67 year old man, nocturia, PSA 5.2 - what now?")
+    assert "A PSA of 5.2 micrograms/litre is above the threshold at age 67" in str(body["answer"])
+    again = ask(client, "psa-1", "and if he were 75 with the same PSA?")
+    assert "below the threshold at age 75" in str(again["answer"]) and "1.6.3" in cited(again)
+
+
+def test_a_named_action_for_a_site_comes_first(client: TestClient) -> None:
+    body = ask(client, "action-1", "suspected BCC on the nose of a 70 year old: can I refer on a 2ww?")
+    assert cited(body)[0] == "1.7.6", cited(body)

@@ -47,7 +47,7 @@ Interpretation rules where NG12 leaves room are in :data:`ASSUMPTIONS` (one plac
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -356,6 +356,88 @@ class PatientFacts(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 
+# Gaps: what an unmet criterion lacks, typed, so callers decide on the type and its fields (an age
+# below a threshold, the other sex) and never parse the words back. ``str(gap)`` is the wording
+# shown to a GP ("age ≥ 40 (patient is 39)").
+
+
+@dataclass(frozen=True, slots=True)
+class AgeBelow:
+    """The patient is younger than an "aged N and over" criterion."""
+
+    requirement: str  # "age ≥ 40" (or the criterion's own label)
+    threshold: float
+    actual: int
+
+    def __str__(self) -> str:
+        return f"{self.requirement} (patient is {self.actual})"
+
+
+@dataclass(frozen=True, slots=True)
+class AgeNotBelow:
+    """The patient is at or over the age an "aged under N" criterion allows."""
+
+    requirement: str
+    threshold: float
+    actual: int
+
+    def __str__(self) -> str:
+        return f"{self.requirement} (patient is {self.actual})"
+
+
+@dataclass(frozen=True, slots=True)
+class SexMismatch:
+    """The criterion is for the other sex (`actual` None: sex not recorded)."""
+
+    requirement: str
+    required: str
+    actual: str | None
+
+    def __str__(self) -> str:
+        why = "sex not recorded" if self.actual is None else f"patient is {self.actual}"
+        return f"{self.requirement} ({why})"
+
+
+@dataclass(frozen=True, slots=True)
+class NotRecorded:
+    """What the criterion needs is not in the record (age, smoking history, a test result)."""
+
+    requirement: str
+    what: str  # "age not recorded", "no result recorded"
+
+    def __str__(self) -> str:
+        return f"{self.requirement} ({self.what})"
+
+
+@dataclass(frozen=True, slots=True)
+class MissingFinding:
+    """A symptom, finding or history item the patient does not have (`absent`: recorded as absent;
+    `problem`: the finding is there but not as required, e.g. "the record explains the cough")."""
+
+    requirement: str
+    concept: str
+    absent: bool = False
+    problem: str | None = None
+
+    def __str__(self) -> str:
+        if self.problem:
+            return self.problem
+        return f"{self.requirement} (recorded as absent)" if self.absent else self.requirement
+
+
+@dataclass(frozen=True, slots=True)
+class Unmet:
+    """Any other unmet requirement, already in words (a test result, a combination, a score)."""
+
+    words: str
+
+    def __str__(self) -> str:
+        return self.words
+
+
+Gap = AgeBelow | AgeNotBelow | SexMismatch | NotRecorded | MissingFinding | Unmet
+
+
 @dataclass(frozen=True, slots=True)
 class AtomResult:
     """The outcome of one atom. (Evaluation results are plain dataclasses, not pydantic models:
@@ -365,8 +447,13 @@ class AtomResult:
     met: bool
     requirement: str  # "age ≥ 40"
     evidence: str | None = None  # "age 55 ≥ 40" (when met)
-    missing: str | None = None  # "age ≥ 40 (patient is 39)" (when not met)
+    gap: Gap | None = None  # what is missing (when not met)
     provisional: str | None = None  # a judgement a met atom relies on
+
+    @property
+    def missing(self) -> str | None:
+        """The gap in words: "age ≥ 40 (patient is 39)"."""
+        return None if self.gap is None else str(self.gap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,9 +462,14 @@ class EvalResult:
 
     met: bool
     satisfied: list[AtomResult] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
     closeness: float = 0.0  # fraction of atoms met, 1.0 when met
     provisional: list[str] = field(default_factory=list)
+
+    @property
+    def missing(self) -> list[str]:
+        """The gaps in words, rendered from them."""
+        return [str(g) for g in self.gaps]
 
     @property
     def criteria_met(self) -> list[str]:
@@ -399,7 +491,10 @@ class EvalContext:
         labels: Mapping[str, str] | None = None,
         accept_provisional: bool = True,
         describe_cache: dict[int, tuple[Any, str]] | None = None,
+        order: Sequence[str] | None = None,
     ) -> None:
+        """`order`: a dependency order of a superset of these criteria (``dependency_order``),
+        computed once by a long-lived caller; filtered to these criteria."""
         # node id -> (node, words); the node is kept so its id cannot be reused while cached.
         # A long-lived caller (one knowledge base, many patients) may share one cache dict.
         self.describe_cache: dict[int, tuple[Any, str]] = {} if describe_cache is None else describe_cache
@@ -411,7 +506,9 @@ class EvalContext:
         self._cache: dict[str, EvalResult] = {}
         self._cache_key: str | None = None
         self._stack: list[str] = []
-        self._order: list[str] | None = None
+        self._order: list[str] | None = (
+            None if order is None else [rid for rid in order if rid in self.criteria_by_id]
+        )
 
     def label(self, concept: str) -> str:
         return self.labels.get(concept) or concept.replace("_", " ")
@@ -510,7 +607,7 @@ def _atom_result(a: AtomResult) -> EvalResult:
         return EvalResult(
             met=True, satisfied=[a], closeness=1.0, provisional=[a.provisional] if a.provisional else []
         )
-    return EvalResult(met=False, missing=[a.missing or a.requirement], closeness=0.0)
+    return EvalResult(met=False, gaps=[a.gap or Unmet(a.requirement)], closeness=0.0)
 
 
 def _merge_met(parts: list[EvalResult]) -> EvalResult:
@@ -527,11 +624,11 @@ def _eval(node: Criterion, facts: PatientFacts, ctx: EvalContext) -> EvalResult:
         parts = [_eval(c, facts, ctx) for c in node.of]
         if all(p.met for p in parts):
             return _merge_met(parts)
-        missing = [m for p in parts if not p.met for m in p.missing]
+        gaps = [g for p in parts if not p.met for g in p.gaps]
         return EvalResult(
             met=False,
             satisfied=[a for p in parts if p.met for a in p.satisfied],
-            missing=missing,
+            gaps=gaps,
             closeness=sum(p.closeness for p in parts) / len(parts),
         )
     if isinstance(node, AnyOf):
@@ -541,9 +638,9 @@ def _eval(node: Criterion, facts: PatientFacts, ctx: EvalContext) -> EvalResult:
             return _merge_met(met_parts)
         best = max(parts, key=lambda p: p.closeness)
         if best.closeness > 0:
-            return EvalResult(met=False, missing=best.missing, closeness=best.closeness)
+            return EvalResult(met=False, gaps=best.gaps, closeness=best.closeness)
         words = node.label or "one of: " + "; or ".join(describe(c, ctx) for c in node.of)
-        return EvalResult(met=False, missing=[words], closeness=0.0)
+        return EvalResult(met=False, gaps=[Unmet(words)], closeness=0.0)
     if isinstance(node, AtLeast):
         parts = [_eval(c, facts, ctx) for c in node.of]
         met_parts = [p for p in parts if p.met]
@@ -560,7 +657,7 @@ def _eval(node: Criterion, facts: PatientFacts, ctx: EvalContext) -> EvalResult:
         return EvalResult(
             met=False,
             satisfied=[a for p in met_parts for a in p.satisfied],
-            missing=[words],
+            gaps=[Unmet(words)],
             closeness=sum(top) / node.n,
         )
     if isinstance(node, Not):
@@ -568,7 +665,7 @@ def _eval(node: Criterion, facts: PatientFacts, ctx: EvalContext) -> EvalResult:
         req = node.label or f"no {describe(node.criterion, ctx)}"
         if inner.met:
             found = ", ".join(a.evidence or a.requirement for a in inner.satisfied)
-            return EvalResult(met=False, missing=[f"{req} (patient has {found})"], closeness=0.0)
+            return EvalResult(met=False, gaps=[Unmet(f"{req} (patient has {found})")], closeness=0.0)
         return _atom_result(AtomResult(op="not", met=True, requirement=req, evidence=req))
     if isinstance(node, Score):
         got = 0
@@ -587,7 +684,7 @@ def _eval(node: Criterion, facts: PatientFacts, ctx: EvalContext) -> EvalResult:
         return EvalResult(
             met=False,
             satisfied=sat,
-            missing=[f"{req} (patient scores {got})"],
+            gaps=[Unmet(f"{req} (patient scores {got})")],
             closeness=min(1.0, got / node.min_points),
         )
     return _atom_result(_eval_atom(node, facts, ctx))
@@ -675,51 +772,59 @@ def _eval_atom(node: Atom, facts: PatientFacts, ctx: EvalContext) -> AtomResult:
     req = describe(node, ctx)
     if isinstance(node, (AgeGte, AgeLt)):
         if facts.age is None:
-            return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} (age not recorded)")
+            return AtomResult(
+                op=node.op, met=False, requirement=req, gap=NotRecorded(req, "age not recorded")
+            )
         ok = facts.age >= node.value if isinstance(node, AgeGte) else facts.age < node.value
         sym = "≥" if isinstance(node, AgeGte) else "<"
         if ok:
             return AtomResult(
                 op=node.op, met=True, requirement=req, evidence=f"age {facts.age} {sym} {node.value}"
             )
-        return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} (patient is {facts.age})")
+        gap: Gap = (
+            AgeBelow(req, node.value, facts.age)
+            if isinstance(node, AgeGte)
+            else AgeNotBelow(req, node.value, facts.age)
+        )
+        return AtomResult(op=node.op, met=False, requirement=req, gap=gap)
     if isinstance(node, SexIs):
         if facts.sex == node.value:
             return AtomResult(op=node.op, met=True, requirement=req, evidence=f"sex {facts.sex}")
-        why = "sex not recorded" if facts.sex is None else f"patient is {facts.sex}"
-        return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} ({why})")
+        return AtomResult(op=node.op, met=False, requirement=req, gap=SexMismatch(req, node.value, facts.sex))
     if isinstance(node, EverSmoked):
         if facts.smoking in ("ex", "current"):
             word = "current smoker" if facts.smoking == "current" else "ex-smoker"
             return AtomResult(op=node.op, met=True, requirement=req, evidence=f"ever smoked ({word})")
         why = "smoking history not recorded" if facts.smoking is None else "never smoked"
-        return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} ({why})")
+        return AtomResult(op=node.op, met=False, requirement=req, gap=NotRecorded(req, why))
     if isinstance(node, History):
         if node.concept in facts.history and node.concept not in facts.negated:
             return AtomResult(op=node.op, met=True, requirement=req, evidence=req)
-        return AtomResult(op=node.op, met=False, requirement=req, missing=req)
+        return AtomResult(op=node.op, met=False, requirement=req, gap=MissingFinding(req, node.concept))
     if isinstance(node, Finding):
         if _fact_for(node.concept, facts) is not None:
             return AtomResult(op=node.op, met=True, requirement=req, evidence=req)
-        return AtomResult(op=node.op, met=False, requirement=req, missing=req)
+        return AtomResult(op=node.op, met=False, requirement=req, gap=MissingFinding(req, node.concept))
     if isinstance(node, Symptom):
         return _eval_symptom(node, facts, ctx, req)
     if isinstance(node, Test):
         name = ctx.label(node.name)
         if node.name not in facts.tests:
-            return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} (no result recorded)")
+            return AtomResult(
+                op=node.op, met=False, requirement=req, gap=NotRecorded(req, "no result recorded")
+            )
         v = facts.tests[node.name]
         if _cmp(v, node.comparator, node.value):
             ev = f"{name} {_num(v)} {_SYMBOL[node.comparator]} {_num(node.value)} {node.unit}"
             return AtomResult(op=node.op, met=True, requirement=req, evidence=ev)
-        return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} (result {_num(v)})")
+        return AtomResult(op=node.op, met=False, requirement=req, gap=Unmet(f"{req} (result {_num(v)})"))
     if isinstance(node, TestByAge):
         return _eval_test_by_age(node, facts, ctx, req)
     if isinstance(node, RecApplies):
         res = ctx.result_for(node.id, facts)
         if res is None:
             return AtomResult(
-                op=node.op, met=False, requirement=req, missing=f"{req} (its criteria are not available)"
+                op=node.op, met=False, requirement=req, gap=Unmet(f"{req} (its criteria are not available)")
             )
         if res.met:
             return AtomResult(
@@ -730,7 +835,7 @@ def _eval_atom(node: Atom, facts: PatientFacts, ctx: EvalContext) -> AtomResult:
                 provisional="; ".join(res.provisional) or None,
             )
         detail = "; ".join(res.missing)
-        return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} (needs {detail})")
+        return AtomResult(op=node.op, met=False, requirement=req, gap=Unmet(f"{req} (needs {detail})"))
     raise TypeError(f"unknown atom {node!r}")
 
 
@@ -738,8 +843,8 @@ def _eval_symptom(node: Symptom, facts: PatientFacts, ctx: EvalContext, req: str
     fact = _fact_for(node.concept, facts)
     name = ctx.label(node.concept)
     if fact is None:
-        why = " (recorded as absent)" if node.concept in facts.negated else ""
-        return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req}{why}")
+        gap = MissingFinding(req, node.concept, absent=node.concept in facts.negated)
+        return AtomResult(op=node.op, met=False, requirement=req, gap=gap)
     have = set(fact.modifiers)
     duration = fact.qualifiers.get("duration_days", facts.duration_days)
     notes: list[str] = []
@@ -750,7 +855,9 @@ def _eval_symptom(node: Symptom, facts: PatientFacts, ctx: EvalContext, req: str
             return ("explained" not in have, None)
         if mod in have:
             return (True, None)
-        if mod == "persistent" and duration is not None:
+        # a duration is taken as "persistent" only for a finding no recorded diagnosis accounts
+        # for: an explained finding runs the course of its cause (reading/explanations)
+        if mod == "persistent" and duration is not None and "explained" not in have:
             note = (
                 f"{name} taken as persistent (recorded for {duration} days; NG12 leaves the period "
                 f"to clinical judgement)"
@@ -786,7 +893,8 @@ def _eval_symptom(node: Symptom, facts: PatientFacts, ctx: EvalContext, req: str
         elif not _cmp(val, q.comparator, q.value):
             problems.append(f"{req} (recorded {q.name.replace('_', ' ')}: {_num(val)})")
     if problems:
-        return AtomResult(op=node.op, met=False, requirement=req, missing="; ".join(problems))
+        gap = MissingFinding(req, node.concept, problem="; ".join(problems))
+        return AtomResult(op=node.op, met=False, requirement=req, gap=gap)
     shown = [m.replace("_", " ") for m in node.modifiers]
     shown += [m.replace("_", " ") for m in node.any_modifiers if m in have][:1]
     evidence = " ".join([*shown, name])
@@ -812,11 +920,11 @@ def band_for_age(node: TestByAge, age: int) -> AgeBand | None:
 def _eval_test_by_age(node: TestByAge, facts: PatientFacts, ctx: EvalContext, req: str) -> AtomResult:
     name = ctx.label(node.name)
     if facts.age is None:
-        return AtomResult(op=node.op, met=False, requirement=req, missing=f"{req} (age not recorded)")
+        return AtomResult(op=node.op, met=False, requirement=req, gap=NotRecorded(req, "age not recorded"))
     band = band_for_age(node, facts.age)
     if band is None:
         return AtomResult(
-            op=node.op, met=False, requirement=req, missing=f"{req} (no threshold for age {facts.age})"
+            op=node.op, met=False, requirement=req, gap=Unmet(f"{req} (no threshold for age {facts.age})")
         )
     if band.judgement or band.comparator is None or band.value is None:
         words = band.judgement or "no threshold"
@@ -824,7 +932,7 @@ def _eval_test_by_age(node: TestByAge, facts: PatientFacts, ctx: EvalContext, re
             op=node.op,
             met=False,
             requirement=req,
-            missing=f"{name}: NG12 gives no threshold for age {facts.age} ({words})",
+            gap=Unmet(f"{name}: NG12 gives no threshold for age {facts.age} ({words})"),
         )
     threshold = f"{_SYMBOL[band.comparator]} {_num(band.value)} {node.unit}"
     if node.name not in facts.tests:
@@ -832,7 +940,7 @@ def _eval_test_by_age(node: TestByAge, facts: PatientFacts, ctx: EvalContext, re
             op=node.op,
             met=False,
             requirement=req,
-            missing=f"{name} {threshold} for age {facts.age} (no result recorded)",
+            gap=NotRecorded(f"{name} {threshold} for age {facts.age}", "no result recorded"),
         )
     v = facts.tests[node.name]
     if _cmp(v, band.comparator, band.value):
@@ -846,5 +954,5 @@ def _eval_test_by_age(node: TestByAge, facts: PatientFacts, ctx: EvalContext, re
         op=node.op,
         met=False,
         requirement=req,
-        missing=f"{name} {threshold} for age {facts.age} (result {_num(v)})",
+        gap=Unmet(f"{name} {threshold} for age {facts.age} (result {_num(v)})"),
     )

@@ -12,7 +12,7 @@ cost (assessment and chat both evaluate per request).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ng12_common.criteria import (
     AllOf,
@@ -47,6 +47,18 @@ class CriteriaIndex:
     reach_concepts: Mapping[str, frozenset[str]]  # ... and those of its rec_applies targets
     needs_concept: Mapping[str, bool]  # True: cannot be met without one of reach_concepts
     deps: Mapping[str, frozenset[str]]  # rec -> its rec_applies targets (that have criteria)
+    # inverted: concept -> recs whose reach has it; and the recs that need no concept at all
+    recs_by_concept: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    concept_free: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        by_concept: dict[str, set[str]] = {}
+        for rid, concepts in self.reach_concepts.items():
+            for c in concepts:
+                by_concept.setdefault(c, set()).add(rid)
+        object.__setattr__(self, "recs_by_concept", {c: frozenset(r) for c, r in by_concept.items()})
+        free = frozenset(rid for rid in self.criteria_by_id if not self.needs_concept.get(rid, False))
+        object.__setattr__(self, "concept_free", free)
 
     @classmethod
     def build(cls, criteria_by_id: Mapping[str, Criterion]) -> CriteriaIndex:
@@ -63,20 +75,16 @@ class CriteriaIndex:
         )
 
     def all_concepts(self) -> frozenset[str]:
-        out: set[str] = set()
-        for concepts in self.concepts_by_rec.values():
-            out |= concepts
-        return frozenset(out)
+        return frozenset(self.recs_by_concept)
 
     def relevant(self, present: set[str], also: Iterable[str] = ()) -> dict[str, Criterion]:
         """The criteria a patient with concepts `present` can meet (all others are unmet and share
         none of the patient's concepts), plus those of `also` (ids the caller wants evaluated
         anyway), plus every rec_applies target they depend on."""
-        keep = {
-            rid: tree
-            for rid, tree in self.criteria_by_id.items()
-            if not self.needs_concept.get(rid, False) or self.reach_concepts.get(rid, frozenset()) & present
-        }
+        selected = set(self.concept_free)
+        for c in present:
+            selected |= self.recs_by_concept.get(c, frozenset())
+        keep = {rid: tree for rid, tree in self.criteria_by_id.items() if rid in selected}
         for rid in also:
             if rid in self.criteria_by_id:
                 keep[rid] = self.criteria_by_id[rid]

@@ -23,17 +23,18 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-import snowballstemmer
 import yaml
 from pydantic import BaseModel, Field
 
 from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
+from ng12_common.reading.clauses import stems
+from ng12_common.reading.compose import NO_FINDING, compose, generic_concepts
 from ng12_common.reading.context import ContextStatus, default_rules
 
 # Words dropped from both terms and text before matching (articles, laterality, possessives).
@@ -78,6 +79,13 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("recurrent", re.compile(r"\b(recurrent|recurring|recurs|recur|repeated|repeat|relapsing)\b")),
     (
+        "progressive",
+        re.compile(
+            r"\b(progressive|progressively|progressing|worsening|getting worse|got worse|worse over|"
+            r"deteriorating|increasingly|gone weak over|weaker over)\b"
+        ),
+    ),
+    (
         "frequent",
         re.compile(r"\b(frequent|frequently|often|most days|daily|every day|times (a|per) month)\b"),
     ),
@@ -96,15 +104,23 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
     ),
     (
         "irregular_shape",
-        re.compile(r"\b(irregular shape|irregularly shaped|irregular border|irregular outline)\b"),
+        # MacKie's 7-point checklist names this feature "change in shape"
+        re.compile(
+            r"\b(irregular shape|irregularly shaped|irregular border|irregular outline|irregular edges?|"
+            r"ragged edges?|changed shape|change in shape|changing shape|changed in shape)\b"
+        ),
     ),
     (
         "irregular_colour",
+        # the 7-point checklist's "irregular colour" (MacKie's "change in colour"): more than one
+        # colour in the lesion, as examination and patients describe it (DermNet: variegated)
         re.compile(
-            r"\b(irregular colou?r|irregularly colou?red|variegated|multiple colou?rs|uneven colou?r)\b"
+            r"\b(irregular colou?r|irregularly colou?red|variegated|multiple colou?rs|uneven colou?r|"
+            r"(two|2|three|3|several|different|various|multiple) (different )?(colou?rs|shades)|patchy|"
+            r"mottled|multicolou?red|(brown|black|grey|gray|blue|tan) (brown|black|grey|gray|blue|tan))\b"
         ),
     ),
-    ("inflammation", re.compile(r"\b(inflamed|inflammation)\b")),
+    ("inflammation", re.compile(r"\b(inflamed|inflammation|erythematous|erythema|red and angry)\b")),
     ("oozing", re.compile(r"\b(oozing|oozes|weeping)\b")),
     (
         "change_in_sensation",
@@ -198,6 +214,8 @@ class _Index:
                 if norm and norm not in terms:
                     terms[norm] = (e.concept, e.kind, tier)
         self.terms = terms
+        self.kinds: dict[str, str] = {e.concept: e.kind for e in lexicon}
+        self.labels = {e.concept: e.label for e in lexicon}
         self.by_first: dict[str, list[str]] = {}
         for t in terms:
             self.by_first.setdefault(t.split()[0], []).append(t)
@@ -263,11 +281,8 @@ class _Index:
         return self.terms.get(key) or self.terms[matched]
 
 
-_STEMMER = snowballstemmer.stemmer("english")
-
-
 def _stem_words(words: list[str]) -> list[str]:
-    return [str(w) for w in _STEMMER.stemWords(words)]
+    return stems(words)
 
 
 def _contiguous(text: str, words: list[tuple[int, int, str]]) -> bool:
@@ -310,6 +325,12 @@ def _index(lexicon: Sequence[LexiconEntry]) -> _Index:
     idx = _index_cached(key)
     _LAST_INDEX[:] = [(lexicon, len(lexicon), idx)]
     return idx
+
+
+def lexicon_maps(lexicon: Sequence[LexiconEntry]) -> tuple[dict[str, str], Mapping[str, str]]:
+    """concept -> label and concept -> kind of a lexicon (built once per lexicon)."""
+    idx = _index(lexicon)
+    return idx.labels, idx.kinds
 
 
 def _segments(text: str, protected: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -386,6 +407,32 @@ class PhraseReading(BaseModel):
     unmatched_clauses: list[str] = Field(default_factory=list)  # normalised text, stop words kept
 
 
+def _add_composed(
+    text: str, hits: list[tuple[int, int, str, str, MatchTier]], kinds: Mapping[str, str]
+) -> set[tuple[int, int]]:
+    """Add the clause's composed findings (a finding word and a body site: ``reading.compose``)
+    to `hits`, replacing generic matches of the same words and matches that ran across a comma;
+    the spans stated absent."""
+    absent: set[tuple[int, int]] = set()
+    generic = generic_concepts()
+    for c in compose(text):
+        if c.concept not in kinds and c.concept != NO_FINDING:
+            continue
+        overlap = [h for h in hits if h[0] < c.end and c.start < h[1]]
+        # a composed finding gives way to a specific term, unless that term ran across a comma
+        # ("spleen not palpable, liver ..." is not "palpable liver")
+        if any(h[2] not in generic and not re.search(r"[,;]", text[h[0] : h[1]]) for h in overlap):
+            continue
+        for h in overlap:
+            hits.remove(h)
+        if c.concept == NO_FINDING:
+            continue
+        hits.append((c.start, c.end, c.concept, kinds[c.concept], "curated"))
+        if c.negated:
+            absent.add((c.start, c.end))
+    return absent
+
+
 def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[ConceptMatch]:
     """Concepts named in one free-text phrase, with modifiers, qualifiers and ConText status."""
     return read_phrase(phrase, lexicon).matches
@@ -403,6 +450,7 @@ def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
         hits.append((m.start(), m.end(), concept, kind, tier))
     for start, end, concept, kind in idx.lemma_hits(text, [(a, b) for a, b, *_ in hits]):
         hits.append((start, end, concept, kind, "lemma"))
+    absent_spans = _add_composed(text, hits, idx.kinds)
     hits.sort()
     segs = _segments(text, [(a, b) for a, b, *_ in hits])
     if not hits:
@@ -438,7 +486,7 @@ def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
             mods |= _modifiers(tail)
             for k, v in _qualifiers(tail).items():
                 quals.setdefault(k, v)
-        context = rules.status(before, after)
+        context = "negated" if (start, end) in absent_spans else rules.status(before, after)
         value = None
         if kind == "test":
             num = _NUMBER.search(after)

@@ -182,7 +182,9 @@ class UnusedTestResult(BaseModel):
 class ReviewItem(BaseModel):
     """Something a clinician should check: a judgement call, or an LLM claim the engine did not make."""
 
-    kind: Literal["provisional_judgement", "llm_unsupported_claim", "unread_finding", "semantic_match"]
+    kind: Literal[
+        "provisional_judgement", "llm_unsupported_claim", "unread_finding", "semantic_match", "test_done"
+    ]
     recommendation_id: str | None = None
     detail: str
 

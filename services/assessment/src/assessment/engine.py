@@ -17,17 +17,17 @@ No randomness and no I/O: the same record and knowledge give the same outcome, i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from assessment.knowledge import GuidelineKnowledge
-from assessment.risk import ACTION_WORDS, RISK_LEVELS, action_rank
+from assessment.risk import INCOMPLETE, NO_CRITERIA_MET, action_info, action_rank
 from ng12_common.criteria import (
     ASSUMPTIONS,
     Criterion,
     EvalContext,
     EvalResult,
     PatientFacts,
+    SexMismatch,
     evaluate_all,
 )
 from ng12_common.criteria_index import patient_concepts
@@ -44,9 +44,6 @@ from ng12_common.reading.record import RecordReading, finish, read_record
 from ng12_common.served_recommendations import ServedRecommendation, rec_sort_key
 
 MAX_NEAR_MISSES = 5
-NO_CRITERIA_MET = "no_criteria_met"
-INCOMPLETE = "incomplete"
-_SEX_MISSING = re.compile(r"^sex (female|male) \(patient is")
 
 
 @dataclass
@@ -154,7 +151,7 @@ def _near_misses(
     for rid, res in results.items():
         if res.met or not (knowledge.index.concepts_by_rec.get(rid, frozenset()) & concepts):
             continue
-        if any(_SEX_MISSING.match(m) for m in res.missing):
+        if any(isinstance(g, SexMismatch) and g.actual is not None for g in res.gaps):
             continue  # a recommendation for the other sex is not "nearly" met
         rec = knowledge.recommendations[rid]
         candidates.append((-res.closeness, action_rank(rec.action), rec.sort_key, rid, res.missing))
@@ -172,18 +169,34 @@ def _unread_note(unread: list[str]) -> str:
     )
 
 
-def _recommended_action(top: list[ServedRecommendation], unread: list[str]) -> str:
+def _done_note(done: list[ServedRecommendation]) -> str:
+    ids = ", ".join(r.id for r in done)
+    return (
+        f"The test NG12 recommends for these findings ({ids}) has already been done; the recorded result "
+        "is what decides (see test_interpretations)."
+    )
+
+
+def _recommended_action(
+    top: list[ServedRecommendation], unread: list[str], done: list[ServedRecommendation]
+) -> str:
     if not top:
         if unread:
             return (
                 _unread_note(unread)
                 + " The findings that were understood did not match an NG12 recommendation on their own."
+                + (f" {_done_note(done)}" if done else "")
+            )
+        if done:
+            return (
+                f"{_done_note(done)} No NG12 referral or investigation criterion is met by the recorded "
+                "findings and results. Follow the NG12 safety-netting recommendations (1.15) quoted below."
             )
         return (
             "No NG12 referral or investigation criterion is met by the recorded findings. "
             "Follow the NG12 safety-netting recommendations (1.15) quoted below."
         )
-    words = ACTION_WORDS.get(top[0].action, top[0].action)
+    words = action_info(top[0].action).words
     quoted = " ".join(f'NG12 {r.id} (page {r.page}): "{r.text}"' for r in top)
     headline = f"{words[0].upper()}{words[1:]}. {quoted}"
     return f"{headline} {_unread_note(unread)}" if unread else headline
@@ -207,7 +220,9 @@ def assess(
     reading = reading or read_record(record, knowledge.lexicon)
     facts = finish(reading)
     criteria = relevant_criteria(knowledge, facts) if prefilter else knowledge.criteria_by_id
-    context = EvalContext(criteria, knowledge.labels, describe_cache=knowledge.describe_cache)
+    context = EvalContext(
+        criteria, knowledge.labels, describe_cache=knowledge.describe_cache, order=knowledge.eval_order
+    )
     results = evaluate_all(facts, context)
     met = [knowledge.recommendations[rid] for rid, res in results.items() if res.met]
     met.sort(key=lambda r: (action_rank(r.action), r.sort_key))
@@ -216,9 +231,14 @@ def assess(
     complete = reading.complete
     # The headline is what the record firmly meets; a match that relies on a judgement call (a
     # duration taken as "persistent") is listed and reviewed, and heads only when nothing is firm.
-    firm = [r for r in met if not results[r.id].provisional]
-    top_action = (firm or met)[0].action if met else (NO_CRITERIA_MET if complete else INCOMPLETE)
-    top = [r for r in met if r.action == top_action]
+    # A test in primary care whose result is already recorded has been done: its result (and the
+    # recommendations that use it, e.g. FIT 1.3.2, PSA 1.6.3) decides, so it does not head.
+    done = [r for r in met if knowledge.offered_tests.get(r.id, frozenset()) & facts.tests.keys()]
+    pending = [r for r in met if r not in done]
+    firm = [r for r in pending if not results[r.id].provisional]
+    heads = firm or pending
+    top_action = heads[0].action if heads else (NO_CRITERIA_MET if complete else INCOMPLETE)
+    top = [r for r in heads if r.action == top_action]
     sites: list[str] = []
     for r in met:
         if r.cancer_site and r.cancer_site not in sites:
@@ -246,6 +266,14 @@ def assess(
         for m in matched
         for note in m.provisional
     ]
+    review += [
+        ReviewItem(
+            kind="test_done",
+            recommendation_id=r.id,
+            detail="the test this recommendation offers has a recorded result; the result decides",
+        )
+        for r in done
+    ]
     shown, unused = _tests(reading, knowledge, matched)
     return EngineOutcome(
         facts=facts,
@@ -253,10 +281,10 @@ def assess(
         matched_recs=met,
         near_misses=_near_misses(results, knowledge, patient_concepts(facts)),
         top_action=top_action,
-        risk_level=RISK_LEVELS[top_action],
+        risk_level=action_info(top_action).risk_level,
         cancer_types=sites,
-        recommended_action=_recommended_action(top, unread),
-        safety_netting=[] if met else knowledge.safety_netting,
+        recommended_action=_recommended_action(top, unread, done),
+        safety_netting=[] if heads else knowledge.safety_netting,
         unrecognised=unread,
         unused_test_results=unused,
         needs_review=review,

@@ -20,9 +20,10 @@ import numpy.typing as npt
 from assessment.semantic import ConceptSpace, SemanticMatcher
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12_common.citations import guideline_ref
-from ng12_common.criteria import Criterion
+from ng12_common.criteria import Criterion, dependency_order
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
+from ng12_common.lexicon_match import normalise_phrase
 from ng12_common.logs import get_logger
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
@@ -63,9 +64,15 @@ class GuidelineKnowledge:
     semantic: SemanticMatcher | None = field(default=None, compare=False, repr=False)
     # what each criteria tree needs (the evaluation prefilter); derived from criteria_by_id
     index: CriteriaIndex = field(init=False, compare=False, repr=False)
+    # primary-care-test recommendation id -> the tests it offers (lexicon test concepts it names)
+    offered_tests: dict[str, frozenset[str]] = field(init=False, compare=False, repr=False)
+    # every criteria tree in rec_applies dependency order (computed once, not per patient)
+    eval_order: tuple[str, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "eval_order", tuple(dependency_order(self.criteria_by_id)))
         object.__setattr__(self, "index", CriteriaIndex.build(self.criteria_by_id))
+        object.__setattr__(self, "offered_tests", _offered_tests(self.recommendations, self.lexicon))
 
     @property
     def safety_netting(self) -> list[ServedRecommendation]:
@@ -74,6 +81,27 @@ class GuidelineKnowledge:
 
     def all_criteria_concepts(self) -> frozenset[str]:
         return self.index.all_concepts()
+
+
+def _offered_tests(
+    recommendations: dict[str, ServedRecommendation], lexicon: Sequence[LexiconEntry]
+) -> dict[str, frozenset[str]]:
+    """For each recommendation whose action is a test in primary care, the tests its text names
+    ("offer quantitative faecal immunochemical testing (FIT)": fit)."""
+    tests = [e for e in lexicon if e.kind == "test"]
+    out: dict[str, frozenset[str]] = {}
+    for rid, rec in recommendations.items():
+        if rec.action != "primary_care_test":
+            continue
+        text = f" {normalise_phrase(rec.text, keep_stop_words=True)} "
+        named = {
+            e.concept
+            for e in tests
+            for term in (e.label, *e.terms, *e.synonyms)
+            if (t := normalise_phrase(term, keep_stop_words=True)) and f" {t} " in text
+        }
+        out[rid] = frozenset(named)
+    return out
 
 
 def build_knowledge(

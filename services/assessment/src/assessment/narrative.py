@@ -18,9 +18,14 @@ def rules_reasoning(outcome: EngineOutcome, index_version: str) -> str:
         f"Assessed against NICE NG12 (index {index_version}) by the deterministic criteria engine."
     ]
     if outcome.matched:
-        parts.append(
-            f"{len(outcome.matched)} recommendation(s) met; the most urgent action is {outcome.top_action}."
-        )
+        if outcome.top_action in ("no_criteria_met", "incomplete"):
+            parts.append(
+                f"{len(outcome.matched)} recommendation(s) met, each offering a test whose result is already "
+                f"recorded; the results decide, and the top action is {outcome.top_action}."
+            )
+        else:
+            count = len(outcome.matched)
+            parts.append(f"{count} recommendation(s) met; the most urgent action is {outcome.top_action}.")
         for m in outcome.matched:
             parts.append(f"{m.recommendation_id} ({m.action}, {m.cancer_site}): {'; '.join(m.criteria_met)}.")
     elif outcome.complete:

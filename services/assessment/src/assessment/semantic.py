@@ -69,6 +69,25 @@ def description_texts(lexicon: Sequence[LexiconEntry]) -> tuple[list[str], list[
 
 
 @dataclass(frozen=True)
+class _Grouping:
+    names: tuple[str, ...]  # distinct owners, in first-seen order
+    order: npt.NDArray[np.intp]  # row permutation that puts each owner's rows together
+    starts: npt.NDArray[np.intp]  # first row of each owner in that order
+
+
+@lru_cache(maxsize=4)
+def _groups(owners: tuple[str, ...]) -> _Grouping:
+    first: dict[str, int] = {}
+    for o in owners:
+        first.setdefault(o, len(first))
+    keys = np.asarray([first[o] for o in owners])
+    order = np.argsort(keys, kind="stable")
+    counts = np.bincount(keys, minlength=len(first))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+    return _Grouping(names=tuple(first), order=order, starts=starts)
+
+
+@dataclass(frozen=True)
 class ConceptSpace:
     """Unit vectors of every description, with the concept each belongs to."""
 
@@ -85,23 +104,27 @@ class ConceptSpace:
 
     def scores(self, vector: npt.NDArray[np.float32]) -> dict[str, float]:
         """Best similarity per concept (max over its descriptions)."""
-        sims = self.matrix @ vector
-        best: dict[str, float] = {}
-        for owner, sim in zip(self.owners, sims.tolist(), strict=True):
-            if sim > best.get(owner, -1.0):
-                best[owner] = sim
-        return best
+        names, best = self._best(vector)
+        return dict(zip(names, best.tolist(), strict=True))
+
+    def _best(self, vector: npt.NDArray[np.float32]) -> tuple[tuple[str, ...], npt.NDArray[np.float32]]:
+        """The concepts and their best similarity, in numpy (one matrix product and one grouped max;
+        a Python loop over the ~2,000 descriptions cost ~0.5 ms per clause)."""
+        groups = _groups(self.owners)
+        sims = (self.matrix @ vector)[groups.order]
+        return groups.names, np.maximum.reduceat(sims, groups.starts)
 
     def decide(
         self, vector: npt.NDArray[np.float32], cal: Calibration | None = None
     ) -> tuple[str | None, str, float] | None:
         """(concept, kind, score), (None, "not_ng12", score), or None to abstain."""
         cal = cal or calibration()
-        ranked = sorted(self.scores(vector).items(), key=lambda kv: -kv[1])
-        if not ranked:
+        names, best = self._best(vector)
+        if not names:
             return None
-        (c1, s1) = ranked[0]
-        s2 = ranked[1][1] if len(ranked) > 1 else 0.0
+        top = np.argsort(-best, kind="stable")[:2]
+        c1, s1 = names[int(top[0])], float(best[int(top[0])])
+        s2 = float(best[int(top[1])]) if len(top) > 1 else 0.0
         if c1 == NOT_NG12:
             return (None, "not_ng12", s1) if s1 >= cal.other_threshold else None
         if s1 >= cal.threshold and s1 - s2 >= cal.margin:

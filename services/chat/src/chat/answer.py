@@ -263,12 +263,61 @@ def injection() -> str:
     )
 
 
-def false_premise(claimed: str, quotes: list[Citation]) -> str:
-    """A question resting on something NG12 does not say: say so, then quote what it does say."""
+def false_premise(claimed: str, quotes: list[Citation], compared: str = "") -> str:
+    """A question resting on something NG12 does not say: say so, (the patient's results against
+    NG12's real thresholds,) then quote what it does say."""
     text = f"NG12 does not say {claimed}."
+    if compared:
+        text += f" {compared}"
     if quotes:
         body = "\n".join(f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in quotes)
         text += f" What NG12 does say:\n\n{body}"
     else:
         text += " I found no recommendation that states it, so I can't point you to a section for it."
     return with_disclaimer(text)
+
+
+#: NG12's defined term for each action's timeframe (its "Terms used in this guideline").
+ACTION_TERMS = {
+    "immediate_referral": "Immediate",
+    "very_urgent_referral": "Very urgent",
+    "very_urgent_investigation": "Very urgent",
+    "urgent_investigation": "Urgent",
+    "suspected_cancer_pathway_referral": "Suspected cancer pathway referral",
+    "non_urgent_referral": "Non-urgent",
+    "non_urgent_investigation": "Non-urgent",
+}
+_GROUP_WORDS = {
+    "children": "children",
+    "children_and_young_people": "children and young people",
+    "adults": "adults",
+}
+
+
+def age_group_name(age: int) -> str:
+    """NG12's group for an age: children from birth to 15, young people 16 to 24."""
+    return "a child" if age < 16 else "a young person" if age < 25 else "an adult"
+
+
+def age_group_lead(age: int, recs: list[ServedRecommendation]) -> str | None:
+    """ "A 17-year-old is a young person in NG12's terms; 1.12.1 and 1.12.3 apply to children." when
+    the answer presents recommendations for NG12's age groups; None otherwise."""
+    by_group: OrderedDict[str, list[str]] = OrderedDict()
+    for rec in recs:
+        group = rec.population.get("age_group")
+        if group in _GROUP_WORDS:
+            by_group.setdefault(group, []).append(rec.id)
+    if not (set(by_group) & {"children", "children_and_young_people"}):
+        return None
+    applies = "; ".join(
+        f"{_ids(ids)} {'applies' if len(ids) == 1 else 'apply'} to {_GROUP_WORDS[g]}"
+        for g, ids in by_group.items()
+    )
+    return f"A {age}-year-old is {age_group_name(age)} in NG12's terms; {applies}."
+
+
+def context_lead(sentence: str | None, passages: list[Citation]) -> str:
+    """A lead sentence and NG12's own words for it (definitions, notes), quoted with pages."""
+    lines = [sentence] if sentence else []
+    lines += [f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in passages]
+    return "\n".join(lines) + "\n\n" if lines else ""

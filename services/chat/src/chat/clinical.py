@@ -11,16 +11,23 @@ import re
 
 from pydantic import BaseModel, Field
 
+from chat.results import patient_results
 from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.lexicon_match import match_concepts
 
+_AGE_SEX = re.compile(r"\b(\d{1,3})(?:([MFmf])|\s([MF]))\b")  # "57M", "60f", "41 M": age and sex
 _AGE = [
     re.compile(r"\b(\d{1,3})[- ]?(?:years?|yrs?|y)[- ]?old\b", re.I),
     re.compile(r"\b(?:aged?|age of)\s*(\d{1,3})\b", re.I),
     re.compile(r"\b(\d{1,3})\s*(?:yo|y/o|yr)\b", re.I),
+    _AGE_SEX,
     re.compile(r"\b(?:they|he|she|patient|pt)(?:'re| are| is|'s| were| was)\s*(\d{1,3})\b", re.I),
     re.compile(r"\b(?:a|an)\s+(\d{1,3})\b(?! ?(?:mm|cm|days?|weeks?|months?))", re.I),
+    # a bare number as the whole question: "what about 83?", "and at 19?", "47?"
+    re.compile(
+        r"^\s*(?:(?:and|so|but)\s+)?(?:(?:what|how) about\s+|at\s+|if\s+)?(\d{1,3})\s*[?.!]*\s*$", re.I
+    ),
 ]
 _AGE_BOUND = re.compile(r"\b(?:under|over|below|above|younger than|older than)\s+(\d{1,3})\b", re.I)
 _FEMALE = re.compile(r"\b(woman|women|female|lady|girl|she|her|mother|wife)\b", re.I)
@@ -39,6 +46,7 @@ class ClinicalState(BaseModel):
     age: int | None = None
     sex: str | None = None
     duration_days: float | None = None
+    tests: dict[str, float] = Field(default_factory=dict)  # the patient's results: {"psa": 4.1}
 
     def is_empty(self) -> bool:
         return not (self.cancer_sites or self.symptoms or self.age is not None or self.sex)
@@ -60,6 +68,7 @@ class ClinicalState(BaseModel):
             age=turn.age if turn.age is not None else self.age,
             sex=turn.sex or self.sex,
             duration_days=turn.duration_days if turn.duration_days is not None else self.duration_days,
+            tests={**self.tests, **turn.tests},
         )
 
     def to_facts(self) -> PatientFacts:
@@ -73,6 +82,7 @@ class ClinicalState(BaseModel):
             findings=set(self.symptoms),
             negated=set(self.negated),
             duration_days=int(self.duration_days) if self.duration_days is not None else None,
+            tests=dict(self.tests),
         )
 
     def describe(self) -> str:
@@ -102,8 +112,11 @@ def _age(text: str) -> int | None:
 
 def extract(message: str, lexicon: list[LexiconEntry], sites: set[str]) -> ClinicalState:
     """The clinical content of one message."""
-    state = ClinicalState(age=_age(message))
-    if _FEMALE.search(message) and not _MALE.search(message):
+    state = ClinicalState(age=_age(message), tests=patient_results(message))
+    shorthand = _AGE_SEX.search(message)
+    if shorthand:  # "57M", "60F": age and sex
+        state.sex = "male" if (shorthand.group(2) or shorthand.group(3)).upper() == "M" else "female"
+    elif _FEMALE.search(message) and not _MALE.search(message):
         state.sex = "female"
     elif _MALE.search(message) and not _FEMALE.search(message):
         state.sex = "male"

@@ -58,3 +58,23 @@ def asked_term(message: str) -> str | None:
     if not m:
         return None
     return _TERM_OF.get(m.group("term").lower())
+
+
+_TIMEFRAME = re.compile(
+    r"\b(how (fast|soon|quickly|long|urgent(ly)?)|what time ?frame|within how|timescale|by when|"
+    r"how many (hours|days|weeks))\b",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(rf"(?<![\w-])({_ALT})(?![\w-])", re.IGNORECASE)
+
+
+def asks_timeframe(message: str) -> bool:
+    """The question asks how fast something must happen ("how fast does she need to be seen?")."""
+    return bool(_TIMEFRAME.search(message))
+
+
+def asked_terms(message: str) -> list[str]:
+    """NG12-defined urgency terms the message names ("very urgent = how long?"), longest first."""
+    wanted = {"Immediate", "Very urgent", "Urgent", "Non-urgent", "Suspected cancer pathway referral"}
+    found = [_TERM_OF[m.group(1).lower()] for m in _NAMED.finditer(message)]
+    return [t for t in dict.fromkeys(found) if t in wanted]

@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from chat import answer as compose
 from chat.clinical import ClinicalState, asks_about_age, extract
-from chat.definitions import asked_term
+from chat.definitions import asked_term, asked_terms, asks_timeframe
 from chat.grading import FLOOR, grade
 from chat.guardrails import (
     InputKind,
@@ -35,9 +35,17 @@ from chat.guardrails import (
 from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
-from chat.premise import check, claims, describe, is_injection
-from chat.query import build, is_follow_up, quote_term, rewrite_from_state
+from chat.premise import check, claims, describe, is_injection, named_tests
+from chat.query import (
+    PROCESS_SECTIONS,
+    asks_about_process,
+    build,
+    is_follow_up,
+    quote_term,
+    rewrite_from_state,
+)
 from chat.redaction import redact
+from chat.results import results_lead
 from chat.scope import ScopeClassifier
 from chat.selection import Selection, select
 from chat.topic import next_topic
@@ -58,6 +66,12 @@ from ng12_common.workflow import routed
 
 log = get_logger("chat.graph")
 SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k recommendations
+#: A process question's recommendations (1.14-1.16) come first when the best of them scores within
+#: PROCESS_GAP of the best hit for the message as typed: each within PROCESS_MARGIN of the best of
+#: them, and at most PROCESS_FIRST when the question also names a symptom, site or test.
+PROCESS_GAP = 0.15
+PROCESS_FIRST = 3
+PROCESS_MARGIN = 0.10
 NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only above this (grading's weak)
 
 
@@ -68,6 +82,7 @@ class ChatState(TypedDict, total=False):
     scope_kind: str | None  # the out-of-scope kind (rules or classifier)
     in_scope: bool  # the classifier (or the conversation, for a follow-up) says the question is in scope
     definition: Any  # the guideline's definition passage of a term asked about
+    first: list[str]  # rec ids presented first (a process question's 1.14-1.16 recommendations)
     term: str | None
     asked_at: str
     history: list[ChatTurn]  # the newest turns (at most REWRITE_HISTORY_TURNS; only for the LLM)
@@ -122,6 +137,96 @@ def build_graph(
     rewriter: QueryRewriter | None = None,
     scope: ScopeClassifier | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
+
+    #: NG12's own passages looked up by a fixed query (definitions, notes), per index version:
+    #: one Search the first time, none after.
+    glossary: dict[tuple[str, str, tuple[str, ...]], Citation | None] = {}
+
+    async def guideline_passage(
+        version: str, query: str, section_suffix: str = "", contains: str = "", sections: tuple[str, ...] = ()
+    ) -> Citation | None:
+        key = (version, query, sections)
+        if key not in glossary:
+            try:
+                found = await retrieval.search(
+                    query, top_k=5, mode="chat", doc_types=["guideline_text"], sections=sections
+                )
+            except RetrievalError:
+                return None
+            hit = next(
+                (
+                    h
+                    for h in found.hits
+                    if h.section.lower().endswith(section_suffix.lower())
+                    and contains.lower() in h.text.lower()
+                ),
+                None,
+            )
+            glossary[key] = hits_to_citations([hit])[0] if hit is not None else None
+        return glossary[key]
+
+    async def definition_of(version: str, term: str) -> Citation | None:
+        return await guideline_passage(version, term, section_suffix=f"> {term}")
+
+    async def context(state: ChatState, sel: Selection, text: str) -> tuple[str, list[Citation]]:
+        """What the answer needs from NG12's terms and notes, beyond the recommendations: the
+        definition of the timeframe a timing question asks about ("how fast?": Immediate), and for
+        a patient under 25 the age groups of the recommendations presented (children, young
+        people) with, for a young person, NG12's note that either pathway may be used."""
+        version = state["guideline"].index_version if "guideline" in state else ""
+        recs = [r for r, _ in sel.recs]
+        passages: list[Citation] = []
+        sentence: str | None = None
+        if recs and asks_timeframe(text) and state.get("definition") is None:
+            named = asked_terms(text)
+            terms = named or [
+                compose.ACTION_TERMS[r.action] for r in recs[:2] if r.action in compose.ACTION_TERMS
+            ]
+            for term in dict.fromkeys(terms):
+                found = await definition_of(version, term)
+                if found is not None:
+                    passages.append(found)
+        age = _patient_age(state)
+        if age is not None and age < 25 and recs:
+            sentence = compose.age_group_lead(age, recs)
+            if sentence is not None:
+                groups = {r.population.get("age_group") for r in recs}
+                terms = ["Children"] if age < 16 or "children" in groups else []
+                terms += ["Young people"] if 16 <= age < 25 else []
+                terms += ["Children and young people"] if "children_and_young_people" in groups else []
+                for term in terms:
+                    found = await definition_of(version, term)
+                    if found is not None:
+                        passages.append(found)
+                if 16 <= age < 25 and "adults" in groups and "children_and_young_people" in groups:
+                    section = next(r.section for r in recs if r.population.get("age_group") == "adults")
+                    note = await guideline_passage(
+                        version,
+                        "young people may be referred using either pathway",
+                        contains="either pathway",
+                        sections=(section,),
+                    )
+                    if note is not None:
+                        passages.append(note)
+        return compose.context_lead(sentence, passages), passages
+
+    def _same_patient(state: ChatState) -> bool:
+        """A follow-up, or a message that describes no patient of its own ("PSA back at 2.9"):
+        the session's patient."""
+        turn = state["turn_state"]
+        return state["query"].strategy != "direct" or (turn.age is None and not turn.names_clinical_terms)
+
+    def _patient_tests(state: ChatState) -> dict[str, float]:
+        turn = state["turn_state"]
+        if _same_patient(state):
+            return {**state["meta"].state.tests, **turn.tests}
+        return dict(turn.tests)
+
+    def _patient_age(state: ChatState) -> int | None:
+        turn = state["turn_state"]
+        if turn.age is None and _same_patient(state):
+            return state["meta"].state.age
+        return turn.age
 
     async def load_history(state: ChatState) -> dict[str, Any]:
         sid = state["request"].session_id
@@ -203,9 +308,13 @@ def build_graph(
         term = state.get("term") if "term" in state else asked_term(text)
         define = term is not None and "definition" not in state  # look up the guideline's definition
         searches = [retrieval.search(query.text, top_k=k, mode="chat")]
-        if not (query.strategy == "direct" or (turn is not None and not turn.names_clinical_terms)):
-            # a follow-up's own clinical words may find what the topic's do not: both at once
+        process = asks_about_process(text)
+        alone = query.strategy != "direct" and (process or (turn is not None and turn.names_clinical_terms))
+        if alone:
+            # a follow-up's own clinical (or process) words may find what the topic's do not: both
             searches.append(retrieval.search(text, top_k=k, mode="chat"))
+        if process:  # NG12's sections on the referral process, for the message as typed
+            searches.append(retrieval.search(text, top_k=k, mode="chat", sections=PROCESS_SECTIONS))
         if define:
             searches.append(retrieval.search(str(term), top_k=5, mode="chat", doc_types=["guideline_text"]))
         try:
@@ -218,6 +327,19 @@ def build_graph(
             update["definition"] = next(
                 (h for h in results.pop().hits if h.section.lower().endswith(suffix)), None
             )
+        first: list[str] = []
+        if process:
+            on_process = [h for h in results[-1].hits if h.canonical]  # in search's order
+            as_typed = results[-2].hits
+            best = max((h.score for h in as_typed), default=0.0)
+            top = max((h.score for h in on_process), default=0.0)
+            # the process recommendations lead when they match the question about as well as any
+            # other; all of them for a question naming no symptom, site or test, else at most 3
+            clinical = bool(named_tests(text)) or (turn is not None and turn.names_clinical_terms)
+            if on_process and top >= best - PROCESS_GAP:
+                first = [h.canonical[0].id for h in on_process if h.score >= top - PROCESS_MARGIN]
+                first = first[: PROCESS_FIRST if clinical else request.top_k]
+        update["first"] = first
         found = results[0]
         hits = [h for r in results for h in r.hits]
         knowledge = await knowledge_cache.get(found.index_version)
@@ -283,12 +405,15 @@ def build_graph(
         turn = state["turn_state"]
         if state["query"].strategy != "direct":  # a follow-up: the session's patient
             merged = state["meta"].state.merged(turn)
-            update: dict[str, Any] = {"age": merged.age, "sex": merged.sex}
+            update: dict[str, Any] = {"age": merged.age, "sex": merged.sex, "tests": merged.tests}
             if not turn.names_clinical_terms:  # "what if they were 80?": same patient, other age
                 update |= {"symptoms": merged.symptoms, "modifiers": merged.modifiers}
                 update |= {"negated": merged.negated, "cancer_sites": merged.cancer_sites}
             turn = turn.model_copy(update=update)
-        return select(list(candidates.values()), knowledge, turn, state["request"].top_k, state["text"])
+        first = [candidates[rid] for rid in state.get("first", []) if rid in candidates]
+        return select(
+            list(candidates.values()), knowledge, turn, state["request"].top_k, state["text"], first
+        )
 
     async def _answer(state: ChatState, hedged: bool) -> dict[str, Any]:
         result = await _answer_text(state, hedged)
@@ -318,11 +443,12 @@ def build_graph(
             for_symptoms = [
                 r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
             ]
-            contradicted, quoted = check(found_claims, retrieved, every, for_symptoms)
+            contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
             if contradicted:
                 quotes = [compose.rec_citation(r) for r in quoted[:3]]
+                compared, _ = results_lead(_patient_tests(state), _patient_age(state), every)
                 return {
-                    "answer": compose.false_premise(describe(contradicted), quotes),
+                    "answer": compose.false_premise(describe(contradicted), quotes, compared),
                     "grounding": "contradicted",
                     "citations": quotes,
                 }
@@ -351,6 +477,17 @@ def build_graph(
             body = compose.passages(prose)
             return {"answer": compose.qualify(body), "grounding": "weak", "citations": prose}
         citations += [compose.rec_citation(m.rec) for m in sel.near_misses[:2]]
+        extra, passages = await context(state, sel, text)
+        knowledge = state.get("knowledge")
+        compared, compared_recs = results_lead(
+            _patient_tests(state), _patient_age(state), knowledge.recs.values() if knowledge else []
+        )
+        if compared:  # the patient's results against NG12's thresholds
+            extra = f"{compared}\n\n{extra}"
+            have = {c.recommendation_id for c in citations}
+            citations += [compose.rec_citation(r) for r in compared_recs if r.id not in have]
+        lead += extra
+        citations += passages
         concept_match = _names_criteria_concept(sel, state["turn_state"])
         age = sel.near_misses[0].age if sel.near_misses else state["turn_state"].age
         # an age question the presented recommendations' age criteria answer ("what about a 45

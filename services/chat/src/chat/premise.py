@@ -25,10 +25,22 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ng12_common.criteria import TestByAge, iter_nodes
+from ng12_common.criteria import (
+    AgeGte,
+    AgeLt,
+    AllOf,
+    AnyOf,
+    AtLeast,
+    Criterion,
+    Finding,
+    Score,
+    Symptom,
+    TestByAge,
+    iter_nodes,
+)
 from ng12_common.served_recommendations import ServedRecommendation
 
-ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action"]
+ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action", "measure"]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
 _ASSERTS = re.compile(
@@ -39,7 +51,13 @@ _ASSERTS = re.compile(
     r"my (colleague|trainer|registrar|partner) (said|says))\b|"
     r"\bwhich (recommendation|rec|section|part|paragraph|bit)\b.{0,30}\b(that|this|it|says?)\b|"
     r"\bwhere does (ng12|nice|it|the guideline) say\b|"
-    r"\b(ng12|nice)'?s? (\w+ )?(threshold|cut-?off|age limit|rule)\b|"
+    r"\b(according to|as per|per|under|in line with|following|given|since|as|because) "
+    r"(ng12|nice|the guidelines?)(?:'s)?\b(?! (cover|define|mean))(?!\W*$)|"  # not "..., MRI per NICE?"
+    r"\b(since|as|given that|because) (ng12|nice|the guidelines?|it) (says?|recommends|states|requires)\b|"
+    r"\b(does(n'?t| not)|didn'?t|did not) (ng12|nice|the guideline) (say|recommend|state|require)\b|"
+    r"\b(surely|i thought|i believe|i understand|my understanding is|i remember)\b|"
+    r"\b(ng12|nice)'?s? ([\w+-]+ ){0,2}(threshold|cut-?off|age limit|rule|criterion|criteria|limit)\b|"
+    r"\b(right|correct|yes|yeah|true|no)\s*\?\s*$|\b(isn'?t that|doesn'?t it|don'?t they|aren'?t they)\b|"
     r"\bthe (\w+ )?(threshold|cut-?off|age limit)( for [\w\s-]{1,30})? (is|of)\b|"
     r"\bwhy does (ng12|nice|the guideline) (say|recommend|require)\b",
     re.IGNORECASE,
@@ -86,7 +104,7 @@ _TEST_WORDS = {
 _SCANS = {
     "ct": r"ct(?: scan)?|computed tomography",
     "mri": r"mri(?: scan)?",
-    "x-ray": r"(?:chest )?x-?ray",
+    "x-ray": r"(?:chest )?x-?ray|cxr",
     "ultrasound": r"ultrasound(?: scan)?|uss",
     "endoscopy": r"(?:upper gi )?endoscopy|ogd|gastroscopy",
     "colonoscopy": r"colonoscopy",
@@ -134,8 +152,16 @@ _INTERVAL = re.compile(
 )
 #: The patient's history: "has had a cough for 3 weeks", "lost weight over 2 months".
 _PATIENT_DURATION = re.compile(
-    r"\b(has had|had|having|has been|been|since|lost|losing|gained|started|began|ongoing|going on)\b"
+    r"\b(has had|had|having|has been|been|lost|losing|gained|started|began|ongoing|going on)\b"
     r"[^.?!,]{0,40}$",
+    re.IGNORECASE,
+)
+#: A size, weight or proportion stated as a rule ("a lump over 5 cm", "weight loss of 10%").
+_MEASURE_CLAIM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(mm|cm|kg|%|per ?cent)(?!\w)", re.IGNORECASE)
+#: ... but a patient's own measurement ("lost 8 kg", "a 12 mm mole", "it measures 3 cm").
+_PATIENT_MEASURE = re.compile(
+    r"\b(lost|losing|gained|measur\w*|his|her|their|the patient'?s|pt'?s|has an?|had an?|with an?|an?|is|was)"
+    r"\b[^.?!,]{0,15}$",
     re.IGNORECASE,
 )
 _URGENCY = re.compile(r"\b(immediate(?:ly)?|same[- ]day|emergency|straight to a&e)\b", re.IGNORECASE)
@@ -156,7 +182,8 @@ class Claim:
     kind: ClaimKind
     text: str  # as the user wrote it: "CA125 above 20"
     value: str  # what NG12's text must contain: "20", "50", "6 weeks", "immediate", "ct"
-    subject: str | None = None  # the test a threshold is about ("ca125")
+    subject: str | None = None  # a threshold's test ("ca125"); an age's direction ("over", "under");
+    # an interval's kind ("deadline": within 24 hours; "duration": for 3 weeks)
 
 
 def is_injection(message: str) -> bool:
@@ -197,18 +224,26 @@ def claims(message: str) -> list[Claim]:
         ):
             continue
         if 0 < int(value) <= 120:
-            out.append(Claim("age", m.group(0).strip(), value))
+            word = m.group(0).lower()
+            direction = "under" if re.match(r"(under|below|younger)", word) else "over"
+            out.append(Claim("age", m.group(0).strip(), value, direction))
     for m in _INTERVAL.finditer(message):
         if _PATIENT_DURATION.search(message[: m.start()]):
             continue
         number = _WORD_NUMBERS.get(m.group(2).lower(), m.group(2))
         unit = _UNITS.get(m.group(3).lower().rstrip("s"), m.group(3).lower().rstrip("s"))
-        out.append(Claim("interval", m.group(0).strip(), f"{number} {unit}"))
+        kind = "deadline" if m.group(1).lower() in ("within", "in", "after", "every") else "duration"
+        out.append(Claim("interval", m.group(0).strip(), f"{number} {unit}", kind))
     for m in _URGENCY.finditer(message):
         out.append(Claim("urgency", m.group(0), m.group(1).lower().removesuffix("ly")))
     for m in _ACTION.finditer(message):
         phrase = m.group(1).lower()
         out.append(Claim("action", m.group(0), _ACTION_TEXT.get(phrase, "suspected cancer pathway")))
+    for m in _MEASURE_CLAIM.finditer(message):
+        if any(a <= m.start() < b for a, b in taken) or _PATIENT_MEASURE.search(message[: m.start()]):
+            continue
+        unit = {"per cent": "%", "percent": "%"}.get(m.group(2).lower(), m.group(2).lower())
+        out.append(Claim("measure", m.group(0).strip(), f"{m.group(1)} {unit}"))
     for m in _SCAN.finditer(message):
         key = _test_key(m.group(1), _SCANS)
         if key is not None:
@@ -236,17 +271,34 @@ def named_tests(message: str) -> dict[str, str]:
 def _contains(text: str, claim: Claim) -> bool:
     t = text.lower()
     if claim.kind in ("threshold",):
-        return re.search(rf"(?<![\w.]){re.escape(claim.value)}(?![\d])", t) is not None
+        return re.search(rf"(?<![\w.]){re.escape(claim.value)}(?![\d]|\.\d)", t) is not None
     if claim.kind == "age":
         n = re.escape(claim.value)
-        return (
-            re.search(rf"\b(aged {n}|{n} and over|{n} or over|over {n}|under {n}|{n} years)\b", t) is not None
-        )
+        if claim.subject == "under":  # "under 40": NG12 must set an upper age bound at 40
+            pattern = rf"\b(aged under {n}|under {n}|younger than {n}|below {n}|up to {n})\b"
+        elif claim.subject == "over":  # "over 50", "50+": a lower bound at 50
+            pattern = (
+                rf"\b(aged {n} and over|aged {n} or over|{n} and over|{n} or over|over {n}|aged {n}\+?)\b"
+            )
+        else:
+            pattern = rf"\b(aged {n}|{n} and over|{n} or over|over {n}|under {n}|{n} years)\b"
+        return re.search(pattern, t) is not None
     if claim.kind == "interval":
         number, unit = claim.value.split(" ")
-        return re.search(rf"\b{re.escape(number)}\s*{re.escape(unit)}s?\b", t) is not None
+        amount = rf"{re.escape(number)}\s*{re.escape(unit)}s?\b"
+        if claim.subject == "deadline":  # "within 24 hours": a time by which something is done
+            return re.search(rf"\b(within|in|before|by)\s+{amount}", t) is not None
+        if claim.subject == "duration":  # "for 3 weeks": how long a symptom lasts
+            return (
+                re.search(rf"\b(for|lasting|more than|longer than|over|at least|of)\s+{amount}", t)
+                is not None
+            )
+        return re.search(rf"\b{amount}", t) is not None
     if claim.kind == "urgency":
         return claim.value.split()[0] in t
+    if claim.kind == "measure":
+        number, unit = claim.value.split(" ")
+        return re.search(rf"(?<![\w.]){re.escape(number)}\s*{re.escape(unit)}", t) is not None
     if claim.kind == "action":
         return claim.value in t
     return re.search(TESTS.get(claim.value, re.escape(claim.value)), t) is not None
@@ -271,7 +323,38 @@ _MEASURE = re.compile(r"\d+(?:\.\d+)?\s*(?:iu/ml|micrograms?|mmol|g/l|x ?10|%)",
 
 
 def _about(rec: ServedRecommendation, claim: Claim) -> bool:
-    return claim.subject is not None and re.search(TESTS[claim.subject], rec.text, re.IGNORECASE) is not None
+    return (
+        claim.subject in TESTS and re.search(TESTS[str(claim.subject)], rec.text, re.IGNORECASE) is not None
+    )
+
+
+def _ages_with(
+    node: Criterion, wanted: set[str], inherited: frozenset[tuple[str, str]] = frozenset()
+) -> list[frozenset[tuple[str, str]]]:
+    """For each place a wanted symptom or finding appears in a criteria tree, the age bounds that
+    must hold with it (("over", "55") for an AgeGte 55 in the same `all` branch): NG12's "aged 55
+    and over, with weight loss and dyspepsia" binds 55 to dyspepsia, not to dysphagia."""
+    if isinstance(node, (Symptom, Finding)):
+        return [inherited] if node.concept in wanted else []
+    if isinstance(node, AllOf):
+        ages = {("over", str(c.value)) for c in node.of if isinstance(c, AgeGte)}
+        ages |= {("under", str(c.value)) for c in node.of if isinstance(c, AgeLt)}
+        inner = inherited | ages
+        return [a for child in node.of for a in _ages_with(child, wanted, inner)]
+    if isinstance(node, (AnyOf, AtLeast)):
+        return [a for child in node.of for a in _ages_with(child, wanted, inherited)]
+    if isinstance(node, Score):
+        return [a for item in node.items for a in _ages_with(item.criterion, wanted, inherited)]
+    return []
+
+
+def _age_bound_to(claim: Claim, recs: list[ServedRecommendation], wanted: set[str]) -> bool | None:
+    """Whether the recommendations' criteria bind the claimed age to the symptoms named (None when
+    their criteria do not name those symptoms: their text decides)."""
+    paths = [a for r in recs if r.criteria is not None for a in _ages_with(r.criteria, wanted)]
+    if not paths:
+        return None
+    return any((claim.subject, claim.value) in ages for ages in paths)
 
 
 def check(
@@ -279,6 +362,7 @@ def check(
     retrieved: list[ServedRecommendation],
     every: list[ServedRecommendation],
     for_symptoms: list[ServedRecommendation] | None = None,
+    wanted: set[str] | None = None,
 ) -> tuple[list[Claim], list[ServedRecommendation]]:
     """(claims no recommendation supports, the recommendations to quote instead).
 
@@ -301,10 +385,21 @@ def check(
                 stated = [r for r in pool if _MEASURE.search(r.text) or _table_values(r)]
                 quoted += [r for r in (stated or pool) if r not in quoted]
             continue
-        if not any(_contains(r.text, claim) for r in retrieved):
+        # an age, interval, test or measure claimed for the symptoms the question names is checked
+        # against the recommendations about those symptoms ("hoarseness for 2 weeks": not any
+        # recommendation's "2 weeks"; "a CT for haemoptysis": not the CT of 1.2.5)
+        pool = (
+            for_symptoms
+            if claim.kind in ("age", "interval", "test", "measure") and for_symptoms
+            else retrieved
+        )
+        bound = _age_bound_to(claim, pool, wanted or set()) if claim.kind == "age" and for_symptoms else None
+        if bound is False or (bound is None and not any(_contains(r.text, claim) for r in pool)):
             contradicted.append(claim)
+            if pool is for_symptoms:
+                quoted += [r for r in pool if r not in quoted]
     if contradicted and not quoted:
-        subjects = {c.subject for c in contradicted if c.subject}
+        subjects = {c.subject for c in contradicted if c.subject in TESTS}
         about = [r for r in retrieved if any(re.search(TESTS[s], r.text, re.I) for s in subjects)]
         quoted = about or retrieved
     return contradicted, quoted

@@ -30,6 +30,9 @@ _STARTERS = (
 _QUOTE_REQUEST = re.compile(
     r"\bquote\b.*?\b(?:about|on|regarding|mentioning|that says|with)\s+(.+?)[?.!]*$", re.I
 )
+#: A short message that continues the conversation: "and the cut off?", "also, who chases it?".
+_CONTINUATIONS = ("and ", "also ", "but ", "so ", "then ", "plus ")
+_SAME = re.compile(r"\b(the same|instead|as well|too)\b")
 _PRONOUNS = re.compile(r"\b(it|that|they|this|them|those|these|their|theirs)\b", re.I)
 _WORDS = re.compile(r"[A-Za-z0-9']+")
 
@@ -47,6 +50,8 @@ def is_follow_up(message: str) -> bool:
         return True
     if lowered.startswith(_STARTERS) or quote_term(message):
         return True
+    if len(words) < 10 and (lowered.startswith(_CONTINUATIONS) or _SAME.search(lowered)):
+        return True  # "and the cut off for referral?", "what if he was 55 with the same PSA?"
     return len(words) < 8 and bool(_PRONOUNS.search(message))
 
 
@@ -63,3 +68,31 @@ def rewrite_from_state(message: str, state: ClinicalState) -> str:
     """A standalone query from the clinical state and the follow-up's own words."""
     context = state.describe()
     return f"{context} {message}".strip() if context else message
+
+
+# --- questions about the process rather than a symptom ---------------------------------------------
+#: NG12's sections on the referral process, not on a cancer site: patient information and support
+#: (1.14), safety netting (1.15), the diagnostic process (1.16).
+PROCESS_SECTIONS = ("1.14", "1.15", "1.16")
+_PROCESS = re.compile(
+    r"\b(inform\w*|info|tell (him|her|them|the (patient|person|pt))|explain\w*|reassur\w*|leaflets?|"
+    r"written information|what (should|do|can) i (say|tell)|frame|break(ing)? the news|"
+    r"support\w*|anxious|anxiety|worried|worry(ing)?|scared|terrified|frightened|distressed|upset|"
+    r"while (they )?wait\w*|the wait\b|waiting for|"
+    r"miss(es|ed)? (their|his|her|the|an?) (appointment|appt)s?|did not attend|dna\w*|non-?attend\w*|"
+    r"follow(ed)?[- ]up|safety[- ]net\w*|come back|re-?evaluat\w*|review (them|him|her)|"
+    r"discuss\w* with (a |the )?specialist|specialist advice|advice and guidance|a ?(\+|&) ?g|"
+    r"uncertainty|not sure (whether|if)|unsure (whether|if)|atypical|non-?specific symptoms|"
+    r"responsib\w*|chas(e|es|ing)|acts? on the results?|who (reviews|checks)|"
+    r"referral (letter|correspondence)|include in the referral|working day|"
+    r"additional (support )?needs|personal circumstances|deaf|blind|learning disabilit\w*|"
+    r"interpreter|lives alone|housebound|dementia|carers?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_process(message: str) -> bool:
+    """The question is about the referral process (what to tell the person, support while they
+    wait, missed appointments, uncertainty whether to refer, safety netting), which NG12's
+    non-site-specific sections answer, whatever symptom or site it also names."""
+    return bool(_PROCESS.search(message))

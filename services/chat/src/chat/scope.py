@@ -47,9 +47,9 @@ SCOPE_KINDS: tuple[ScopeKind, ...] = (
     "non_medical",
 )
 #: Out of scope when P(in_scope) falls below this (calibrated: docs/chat.md, bench/calibrate_scope.py).
-IN_SCOPE_THRESHOLD = 0.15
+IN_SCOPE_THRESHOLD = 0.20
 #: Regularisation of the logistic regression (inverse strength), chosen with the threshold.
-REGULARISATION_C = 30.0
+REGULARISATION_C = 10.0
 EMBED_BATCH = 256  # the Embed RPC's limit per call
 CACHE_SIZE = 4096  # decisions kept per index version, by message text
 

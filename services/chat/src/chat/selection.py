@@ -17,16 +17,37 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 from chat.clinical import ClinicalState
 from chat.knowledge import Knowledge
 from chat.premise import named_tests
-from ng12_common.criteria import evaluate_all
+from ng12_common.criteria import AgeBelow, Gap, evaluate_all
 from ng12_common.criteria_index import patient_concepts
 from ng12_common.served_recommendations import ServedRecommendation
 
 SCORE_MARGIN = 0.15  # keep candidates within this of the best candidate
-_AGE_MISSING = re.compile(r"age ≥ (\d+(?:\.\d+)?) \(patient is (\d+)\)")
+ASKED_WITH_MET = 3  # at most this many named-test/action recs lead when the patient meets others
+#: Actions a question can name -> NG12's action of the recommendations it asks for ("can I use a
+#: 2ww for a BCC?": 1.7.6). Only with a cancer site named (every site has such recommendations).
+_ACTIONS = {
+    r"2 ?ww|two[- ]week[- ]wait|2[- ]week[- ]wait|suspected cancer pathway|fast[- ]track": (
+        "suspected_cancer_pathway_referral",
+    ),
+    r"very urgent": ("very_urgent_referral", "very_urgent_investigation"),
+    r"immediate(ly)?|same[- ]day|admit": ("immediate_referral",),
+    r"non-?urgent|routine referral|routine": ("non_urgent_referral", "non_urgent_investigation"),
+}
+#: Safety netting asked about for a site: that site's advice to return or be reviewed (1.5.4).
+_SAFETY_NET = re.compile(r"\bsafety[- ]?net\w*", re.I)
+_SAFETY_NET_TEXT = re.compile(r"safety netting|\breturn to\b|\breview\b|\bre-?evaluat", re.I)
+#: NG12's age groups (Terms used in this guideline): children from birth to 15 years, young people
+#: 16 to 24; recommendations for adults and for children and young people are separate.
+_GROUPS_FOR_AGE = (
+    (16, ("children", "children_and_young_people")),
+    (18, ("children_and_young_people",)),
+    (25, ("children_and_young_people", "adults")),
+)
 
 
 @dataclass
@@ -43,15 +64,15 @@ class Selection:
     near_misses: list[NearMiss] = field(default_factory=list)
 
 
-def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str]) -> dict[str, list[str]]:
-    """rec id -> missing criteria ("" list when met), for the retrieved candidates and every other
+def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str]) -> dict[str, list[Gap]]:
+    """rec id -> its typed gaps (empty when met), for the retrieved candidates and every other
     rec whose criteria this patient can meet (CriteriaIndex: the others cannot be met)."""
     if not state.symptoms:
         return {}
     facts = state.to_facts()
     wanted = knowledge.index.relevant(patient_concepts(facts), also=candidates)
     results = evaluate_all(facts, knowledge.context, only=wanted)
-    return {rid: ([] if r.met else r.missing) for rid, r in results.items()}
+    return {rid: ([] if r.met else r.gaps) for rid, r in results.items()}
 
 
 def asked_for(
@@ -61,14 +82,23 @@ def asked_for(
     turn: ClinicalState,
 ) -> list[tuple[ServedRecommendation, float]]:
     """The recommendations on the test the question names (for its cancer sites, if it names
-    any), best first: retrieved ones by score, then any other of NG12's in guideline order."""
+    any), or, with a site named, on the action it names ("2ww", "very urgent") or its safety
+    netting: best first, retrieved ones by score, then any other of NG12's in guideline order."""
     tests = named_tests(text)
-    if not tests:
+    actions: set[str] = set()
+    if turn.cancer_sites:
+        for pattern, acts in _ACTIONS.items():
+            if re.search(rf"\b({pattern})\b", text, re.IGNORECASE):
+                actions.update(acts)
+    safety_net = bool(turn.cancer_sites) and _SAFETY_NET.search(text) is not None
+    if not tests and not actions and not safety_net:
         return []
 
     def fits(rec: ServedRecommendation) -> bool:
         if turn.cancer_sites and rec.cancer_site not in turn.cancer_sites:
             return False
+        if rec.action in actions or (safety_net and _SAFETY_NET_TEXT.search(rec.text)):
+            return True
         return any(re.search(pattern, rec.text, re.IGNORECASE) for pattern in tests.values())
 
     out = [(r, s) for r, s in ranked if fits(r)]
@@ -85,7 +115,10 @@ def select(
     turn: ClinicalState,
     top_k: int,
     text: str = "",
+    first: list[tuple[ServedRecommendation, float]] | None = None,
 ) -> Selection:
+    """`first`: recommendations the question asks about before any other (a process question's
+    1.14-1.16 recommendations), then those on a test it names, then what the patient meets."""
     ranked = sorted(candidates, key=lambda rs: -rs[1])
     asked = asked_for(text, ranked, knowledge, turn) if text else []
     scores = {rec.id: score for rec, score in ranked}
@@ -114,10 +147,15 @@ def select(
     if sel.met:  # a patient was described: recs whose criteria are not met are not presented
         kept = [(r, s) for r, s in kept if r.criteria is None]
     # what the question names first; then what the patient meets; then the rest
-    first = asked[:top_k]
-    asked_ids = {r.id for r, _ in first}
+    if any(r.id not in {a.id for a, _ in asked} for r, _ in chosen):
+        # the patient meets others: they come second, not instead (met ones of the named first)
+        asked = sorted(asked, key=lambda rs: rs[0].id not in sel.met)[:ASKED_WITH_MET]
+    leading = list({r.id: (r, s) for r, s in [*(first or []), *asked]}.values())[:top_k]
+    asked_ids = {r.id for r, _ in leading}
     rest = [(r, s) for r, s in chosen + kept if r.id not in asked_ids]
-    sel.recs = (first + rest)[:top_k]
+    sel.recs = (leading + rest)[:top_k]
+    if turn.age is not None and knowledge is not None:
+        sel.recs = _other_pathway(sel.recs, turn.age, knowledge, top_k)
     if turn.age is not None:
         for rec, _score in ranked:
             missing = evaluation.get(rec.id, [])
@@ -132,15 +170,65 @@ def select(
     return sel
 
 
+def age_groups(age: int) -> tuple[str, ...]:
+    """NG12's age groups a person of this age belongs to ("any" always)."""
+    for below, groups in _GROUPS_FOR_AGE:
+        if age < below:
+            return groups
+    return ("adults",)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z']+", re.sub(r"\[\d{4}.*?\]", "", text.lower()))
+
+
+def counterpart(rec: ServedRecommendation, knowledge: Knowledge) -> ServedRecommendation | None:
+    """The same recommendation for NG12's other age group (adults <-> children and young people):
+    same cancer site, the most similar wording (1.11.4 <-> 1.11.6, 1.10.6 <-> 1.10.7)."""
+    group = rec.population.get("age_group")
+    if group not in ("adults", "children_and_young_people", "children"):
+        return None
+    mine = _words(rec.text)
+    best: tuple[float, ServedRecommendation | None] = (0.6, None)
+    for other in knowledge.recs.values():
+        other_group = other.population.get("age_group")
+        if other.cancer_site != rec.cancer_site or other_group in (group, None, "any"):
+            continue
+        ratio = SequenceMatcher(None, mine, _words(other.text)).ratio()
+        if ratio > best[0]:
+            best = (ratio, other)
+    return best[1]
+
+
+def _other_pathway(
+    recs: list[tuple[ServedRecommendation, float]], age: int, knowledge: Knowledge, top_k: int
+) -> list[tuple[ServedRecommendation, float]]:
+    """NG12 has separate recommendations for adults and for children and young people. For a
+    patient whose age group a presented recommendation is not for (a 12-year-old and an adults'
+    recommendation), its counterpart for their group replaces it; for a young person (16 to 24),
+    who may be referred on either pathway, both are presented, side by side."""
+    groups = age_groups(age)
+    out: list[tuple[ServedRecommendation, float]] = []
+    seen: set[str] = set()
+    for rec, score in recs:
+        group = rec.population.get("age_group")
+        other = counterpart(rec, knowledge)
+        fits = group in (None, "any", *groups)
+        pair = [(rec, score)] if fits else []
+        if other is not None and other.population.get("age_group") in groups:
+            pair.append((other, score))
+        for r, s in pair or [(rec, score)]:
+            if r.id not in seen:
+                seen.add(r.id)
+                out.append((r, s))
+    return out[: max(top_k, len(recs))]
+
+
 def _age_ok(rec: ServedRecommendation, age: int) -> bool:
     lo, hi = rec.population.get("min_age"), rec.population.get("max_age_exclusive")
     return (lo is None or age >= lo) and (hi is None or age < hi)
 
 
-def _age_gaps(missing: list[str]) -> list[tuple[int, int]]:
-    out = []
-    for line in missing:
-        m = _AGE_MISSING.search(line)
-        if m and float(m.group(2)) < float(m.group(1)):
-            out.append((int(float(m.group(1))), int(m.group(2))))
-    return out
+def _age_gaps(gaps: list[Gap]) -> list[tuple[int, int]]:
+    """(threshold, age) of each "aged N and over" criterion the patient is too young for."""
+    return [(int(g.threshold), g.actual) for g in gaps if isinstance(g, AgeBelow) and g.actual < g.threshold]

@@ -23,7 +23,10 @@ def next_topic(
     sites = [
         knowledge.recs[c.recommendation_id].cancer_site
         for c in citations
-        if c.recommendation_id in knowledge.recs and knowledge.recs[c.recommendation_id].cancer_site
+        if c.recommendation_id in knowledge.recs
+        and knowledge.recs[c.recommendation_id].cancer_site
+        # the process sections (1.14-1.16) are about any site: the conversation's site stays
+        and knowledge.recs[c.recommendation_id].cancer_site != "non-site-specific"
     ]
     if not sites:
         return current

@@ -1,7 +1,9 @@
 """Search over the served index: query normalisation, dense + BM25 candidates, fusion.
 
-- Normalisation: lower-case, whitespace folded, and lexicon expansion (a synonym or
-  abbreviation found in the query appends the concept's guideline wording).
+- Normalisation: lower-case, whitespace folded, GP shorthand written out (`SHORTHAND`: "pts",
+  "2ww", "appt", "DNA", "CXR", ...: words the embedder does not know, replaced by NG12's wording),
+  and lexicon expansion (a synonym or abbreviation found in the query appends the concept's
+  guideline wording).
 - Candidates: fetch_k = 3 x top_k from the dense index and from BM25. Dense candidates are
   ranked exactly over the active version's vectors, which are read from its Chroma collection
   when the version loads and held in memory (373 x 384 floats: 0.01 ms per query, against
@@ -79,8 +81,75 @@ class SearchParams:
     recommendation_ids: list[str] = field(default_factory=list)
 
 
+#: GP shorthand -> the guideline's wording. Replaced in place (the embedder reads "pts" and "2ww" as
+#: noise: "what info should pts get when I refer them on a 2WW?" scores 0.22 against 1.14.5, written
+#: out 0.64). General clinical and administrative abbreviations, not the lexicon's symptom synonyms.
+SHORTHAND: dict[str, str] = {
+    "pt": "patient",
+    "pts": "patients",
+    "pt's": "patient's",
+    "appt": "appointment",
+    "appts": "appointments",
+    "info": "information",
+    "2ww": "suspected cancer pathway referral",
+    "2 ww": "suspected cancer pathway referral",
+    "2/52 wait": "suspected cancer pathway referral",
+    "two week wait": "suspected cancer pathway referral",
+    "2 week wait": "suspected cancer pathway referral",
+    "2-week wait": "suspected cancer pathway referral",
+    "dna": "miss",
+    "dnas": "missed appointments",
+    "dna'd": "missed",
+    "wt": "weight",
+    "ln": "lymph node",
+    "lns": "lymph nodes",
+    "lnp": "lymphadenopathy",
+    "plts": "platelets",
+    "plt": "platelets",
+    "ogd": "upper gastrointestinal endoscopy",
+    "uss": "ultrasound scan",
+    "cxr": "chest x-ray",
+    "xr": "x-ray",
+    "ca": "cancer",
+    "paeds": "children",
+    "kids": "children",
+    "kid": "child",
+    "abdo": "abdominal",
+    "bx": "biopsy",
+    "sx": "symptoms",
+    "dx": "diagnosis",
+    "hx": "history",
+    "fhx": "family history",
+    "yo": "year old",
+    "y/o": "year old",
+    "yrs": "years",
+    "wks": "weeks",
+    "mths": "months",
+    "sec care": "secondary care",
+    "a+g": "advice and guidance",
+    "a&g": "advice and guidance",
+    "gi": "gastrointestinal",
+    "ugi": "upper gastrointestinal",
+    "re": "about",
+    "w/": "with",
+    "w": "with",
+    "pmh": "past medical history",
+}
+_SHORTHAND = re.compile(
+    r"(?<![\w/&+'-])("
+    + "|".join(re.escape(k) for k in sorted(SHORTHAND, key=len, reverse=True))
+    + r")(?![\w/&+'-]| ?\d)"
+)
+
+
+def expand_shorthand(text: str) -> str:
+    """`text` (lower case) with GP shorthand written out in NG12's words."""
+    return _SHORTHAND.sub(lambda m: SHORTHAND[m.group(1)], text)
+
+
 class QueryNormaliser:
-    """Lower-cases a query and appends the guideline wording of every lexicon synonym in it.
+    """Lower-cases a query, writes out GP shorthand and appends the guideline wording of every
+    lexicon synonym in it.
 
     One compiled alternation of all synonyms (longest first), built once per index version.
     """
@@ -104,11 +173,12 @@ class QueryNormaliser:
 
     def __call__(self, query: str) -> str:
         text = re.sub(r"\s+", " ", query.lower()).strip()
+        expanded = expand_shorthand(text)
         if self._pattern is None:
-            return text
-        additions = self.labels_in(text)
-        extra = [a for a in dict.fromkeys(additions) if a not in text]
-        return " ".join([text, *extra]) if extra else text
+            return expanded
+        additions = self.labels_in(text)  # the lexicon's synonyms as typed ("pr bleed", "fbc")
+        extra = [a for a in dict.fromkeys(additions) if a not in expanded]
+        return " ".join([expanded, *extra]) if extra else expanded
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ _PERSISTS = re.compile(
     r"\b(persist\w*|recur\w*|still|ongoing|continu\w*|despite|"
     r"after (completing|finishing|treatment|antibiotics|"
     r"successful|the course)|not resolved|not settled|not improving|returned|came back|again|since treatment|"
-    r"post treatment|after treatment|treated but|completed (a )?course)\b"
+    r"post treatment|after treatment|treated but|completed (a )?course|on and off|off and on|intermittent\w*|"
+    r"comes and goes|keeps coming back)\b"
 )
 _RECURRENT = re.compile(
     r"\b(recurrent|recurring|repeated|repeat|persistent|frequent|several|multiple|\d+(st|nd|rd|th)|second|third|another)\b"
@@ -97,7 +98,13 @@ def apply_explanations(reading: RecordReading) -> list[str]:
         persists = bool(_PERSISTS.search(_norm(source)))
         if rule.acute_infection and rule.acute_infection in facts.symptoms:
             infection = facts.symptoms[rule.acute_infection]
-            said = _norm(infection.text or "")
+            # every entry that names the infection: "3rd chest infection since November" makes it
+            # recurrent even when another entry ("LRTI Nov, Jan and Feb") was read last
+            said = " ".join(
+                _norm(f.entry) for f in reading.findings if f.concept == rule.acute_infection
+            ) or _norm(infection.text or "")
+            if _RECURRENT.search(said) and "recurrent" not in infection.modifiers:
+                infection.modifiers = {*infection.modifiers, "recurrent"}
             if not _RECURRENT.search(said) and not ({"persistent", "recurrent"} & infection.modifiers):
                 del facts.symptoms[rule.acute_infection]
                 notes.append(

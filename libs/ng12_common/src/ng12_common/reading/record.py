@@ -32,6 +32,7 @@ from ng12_common.lexicon_match import (
     ConceptMatch,
     add_match,
     clause_cues,
+    lexicon_maps,
     normalise_phrase,
     parse_sex,
     parse_smoking,
@@ -39,6 +40,7 @@ from ng12_common.lexicon_match import (
 )
 from ng12_common.models import FindingRead, FindingStatus, RecordField
 from ng12_common.reading.clauses import is_clinical, other_finding, split_sentences
+from ng12_common.reading.compose import compose_entry, site_concepts
 from ng12_common.reading.context import ContextRules, default_rules
 from ng12_common.reading.explanations import apply_explanations
 from ng12_common.reading.labs import LabReading, new_onset_adjustments, read_inline, read_result
@@ -97,7 +99,9 @@ def _record_dict(record: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
 def _match_read(
     fld: RecordField, entry: str, clause: str, m: ConceptMatch, labels: Mapping[str, str]
 ) -> FindingRead:
-    status = {"negated": "absent", None: "finding"}.get(m.context, m.context or "finding")
+    status = {"negated": "absent", "negated_background": "absent", None: "finding"}.get(
+        m.context, m.context or "finding"
+    )
     if status == "finding" and m.kind == "history":
         status = "history"
     return FindingRead(
@@ -124,11 +128,12 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
         smoking=parse_smoking(r.get("smoking_history") or r.get("smoking")),  # type: ignore[arg-type]
         duration_days=r.get("symptom_duration_days"),
     )
-    labels = {e.concept: e.label for e in lexicon}
+    labels, kinds = lexicon_maps(lexicon)
     reading = RecordReading(facts=facts)
     rules = default_rules()
     for fld in _FIELDS:
         for entry in r.get(fld) or []:
+            first = len(reading.findings)
             for sentence in split_sentences(str(entry)):
                 if _read_dipstick(reading, fld, str(entry), sentence):
                     continue
@@ -143,13 +148,73 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
                     continue
                 phrase = read_phrase(sentence, lexicon)
                 for m in phrase.matches:
+                    if fld == "history" and m.negated and m.concept in facts.symptoms:
+                        # "not on drugs linked to breast swelling" in the background does not
+                        # cancel a breast lump recorded in the symptoms or on examination
+                        m.negated, m.context = False, "negated_background"  # type: ignore[assignment]
+                        reading.findings.append(_match_read(fld, entry, sentence, m, labels))
+                        continue
                     add_match(facts, m, str(entry))
                     reading.findings.append(_match_read(fld, entry, sentence, m, labels))
                 for clause in phrase.unmatched_clauses:
                     _read_leftover(reading, fld, str(entry), clause, rules, sex, age)
+            if fld != "history":
+                _read_entry_compositions(reading, fld, str(entry), first, kinds, labels)
+                _site_bleeding(reading, first)
     for key, value in (r.get("test_results") or {}).items():
         _read_test(reading, str(key), value, sex, age, lexicon)
     return reading
+
+
+_NEGATED_CUE = re.compile(r"\b(no|not|non|nil|without)\s+(\w+\s+)?$")
+
+
+def _read_entry_compositions(
+    reading: RecordReading,
+    fld: RecordField,
+    entry: str,
+    first: int,
+    kinds: Mapping[str, str],
+    labels: Mapping[str, str],
+) -> None:
+    """An organ's examination whose description names an NG12 finding anywhere in the entry
+    ("PR: hard, irregular, craggy L lobe ... feels malignant"; ``reading.compose``). The entry's
+    unread clauses are that description, not unread findings."""
+    norm = normalise_phrase(entry, keep_stop_words=True)
+    for concept, cue in compose_entry(norm):
+        if concept not in kinds or _NEGATED_CUE.search(norm[: norm.find(cue)]):
+            continue
+        match = ConceptMatch(concept=concept, kind=kinds[concept], matched_text=cue, tier="curated")
+        add_match(reading.facts, match, entry)
+        label = labels.get(concept, concept)
+        described = set()
+        for i in range(first, len(reading.findings)):
+            item = reading.findings[i]
+            if item.status == "unread":
+                item.status, item.evidence = "context", f"part of the examination read as {label}"
+                described.add(i)
+        reading.pending = [p for p in reading.pending if p.index not in described]
+        reading.findings.append(_match_read(fld, entry, entry, match, labels))
+
+
+_BARE_BLEEDING = frozenset({"bleeding", "bleed", "bleeds", "bled", "blood"})
+
+
+def _site_bleeding(reading: RecordReading, first: int) -> None:
+    """Bleeding named without a site in an entry about one body site ("foreskin tight and cracked,
+    bleeding from under it") is bleeding from that site, not the unexplained bleeding of NG12
+    1.10.1 (easy bleeding, gums, nose): the bare bleeding is taken back."""
+    entry_reads = reading.findings[first:]
+    if not any(f.status == "finding" and f.concept in site_concepts() for f in entry_reads):
+        return
+    for f in entry_reads:
+        if f.concept == "bleeding" and f.status == "finding" and (f.evidence or "") in _BARE_BLEEDING:
+            fact = reading.facts.symptoms.get("bleeding")
+            if fact is not None and fact.text == f.entry:
+                del reading.facts.symptoms["bleeding"]
+                reading.facts.findings.discard("bleeding")
+            f.status, f.concept, f.label, f.tier = "context", None, None, None
+            f.evidence = "bleeding from the site this entry describes"
 
 
 def _read_dipstick(reading: RecordReading, fld: RecordField, entry: str, sentence: str) -> bool:
@@ -275,7 +340,7 @@ def apply_semantic(
     """Record tier 3's decision for each pending clause, in order: (concept, kind, score) when it
     matched, (None, "not_ng12", score) when the nearest description is a finding NG12 does not
     use, None when it abstained (the clause stays unread)."""
-    labels = {e.concept: e.label for e in lexicon}
+    labels, _kinds = lexicon_maps(lexicon)
     for pending, decision in zip(reading.pending, decisions, strict=True):
         if decision is None:
             continue
@@ -323,6 +388,71 @@ def _iron_deficiency(reading: RecordReading) -> None:
         )
 
 
+def _add_derived(
+    reading: RecordReading, concept: str, text: str | None, modifiers: set[str], note: str
+) -> None:
+    facts = reading.facts
+    if concept in facts.symptoms or concept in facts.negated:
+        return
+    facts.symptoms[concept] = SymptomFact(text=text, modifiers=set(modifiers))
+    facts.findings.add(concept)
+    reading.explanations.append(note)
+
+
+def _derived(reading: RecordReading) -> None:
+    """Findings that are, by definition, other findings NG12 names:
+
+    - an enlarged liver and an enlarged spleen are hepatosplenomegaly;
+    - low haemoglobin (WHO 2011 thresholds, ``data/lab_tests.yaml``) is anaemia: WHO defines
+      anaemia by exactly those thresholds;
+    - a central neurological deficit recorded as progressive or worsening is a "progressive,
+      sub-acute loss of central neurological function" (NG12 1.9.1), and such a loss is "newly
+      abnormal central neurological function" (NG12 1.9.2, children and young people).
+    """
+    facts = reading.facts
+    s = facts.symptoms
+    if "hepatomegaly" in s and "splenomegaly" in s and "hepatosplenomegaly" not in facts.negated:
+        mods = s["hepatomegaly"].modifiers & s["splenomegaly"].modifiers
+        _add_derived(
+            reading,
+            "hepatosplenomegaly",
+            f"{s['hepatomegaly'].text}; {s['splenomegaly'].text}",
+            mods,
+            "Hepatosplenomegaly read from an enlarged liver and an enlarged spleen recorded together.",
+        )
+    if "low_haemoglobin" in facts.findings and "anaemia" not in s:
+        _add_derived(
+            reading,
+            "anaemia",
+            s["low_haemoglobin"].text if "low_haemoglobin" in s else "low haemoglobin",
+            set(),
+            "Anaemia read from the haemoglobin below the WHO 2011 threshold for age and sex "
+            "(WHO defines anaemia by these thresholds).",
+        )
+    neuro_new, neuro_prog = (
+        "newly_abnormal_central_neurological_function",
+        "progressive_loss_of_central_neurological_function",
+    )
+    if neuro_new in s and "progressive" in s[neuro_new].modifiers:
+        _add_derived(
+            reading,
+            neuro_prog,
+            s[neuro_new].text,
+            s[neuro_new].modifiers,
+            "A central neurological deficit recorded as progressive or worsening is read as a progressive, "
+            "sub-acute loss of central neurological function (NG12 1.9.1).",
+        )
+    if neuro_prog in s:
+        _add_derived(
+            reading,
+            neuro_new,
+            s[neuro_prog].text,
+            s[neuro_prog].modifiers,
+            "A progressive loss of central neurological function is newly abnormal central neurological "
+            "function (NG12 1.9.2).",
+        )
+
+
 def finish(reading: RecordReading) -> PatientFacts:
     """Apply the test readings and the explanation rules; the facts for the criteria evaluator."""
     new_onset_adjustments(reading.labs, reading.facts.history)
@@ -336,6 +466,7 @@ def finish(reading: RecordReading) -> PatientFacts:
             if lab.finding not in reading.facts.symptoms:
                 reading.facts.symptoms[lab.finding] = SymptomFact(text=f"{lab.key}: {lab.value}")
     _iron_deficiency(reading)
+    _derived(reading)
     reading.explanations.extend(apply_explanations(reading))
     return reading.facts
 

@@ -1,0 +1,263 @@
+"""Compositions: a finding word and a body site in one clause name the site's finding.
+
+"firm fixed 2 cm mass on posterior vaginal wall" is a vaginal mass, "lump R breast" a breast lump,
+"spleen palpable 5 cm below L costal margin" splenomegaly: a morphology and a finding site, as
+SNOMED CT builds these findings (``data/compositions.yaml``, with sources). The lexicon's fixed
+phrases cannot list every way of writing them; this reads them from the two parts.
+
+``compose(text)`` works on a normalised clause text (``lexicon_match.normalise_phrase`` with stop
+words kept) and returns ``Composed`` spans; ``lexicon_match.read_phrase`` merges them with its
+tier 1-2 matches (a composed finding replaces a generic match of the same words, never a specific
+one) and applies ConText and modifiers to them like any other match.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+_TOKEN = re.compile(r"[a-z0-9.]+|[,;]")
+_SIZE = re.compile(r"^\d+(\.\d+)?(cm|mm)$")
+_NUMBER = re.compile(r"^\d+(\.\d+)?$")
+_CLAUSE_BREAK = {",", ";", "and", "but", "plus", "also"}
+# Stop words are not counted in the window (the side, articles, possessives).
+_SKIP = {
+    "the",
+    "a",
+    "an",
+    "his",
+    "her",
+    "their",
+    "my",
+    "left",
+    "right",
+    "l",
+    "r",
+    "lt",
+    "rt",
+    "of",
+    "on",
+    "in",
+    "at",
+    "over",
+    "to",
+    "is",
+    "was",
+    "are",
+    "felt",
+    "seen",
+}
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    source: str
+    words: list[str]
+    sites: dict[str, list[str]]
+
+
+class EntryGroup(BaseModel):
+    """A whole-entry composition: the organ examined and a cue anywhere in the entry."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    source: str
+    sites: list[str]
+    cues: list[str]
+    concept: str
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    window: int
+    blockers: list[str]
+    negators: list[str]
+    generic: list[str]
+    groups: list[_Group]
+    entry_groups: list[EntryGroup] = []
+
+
+@lru_cache(maxsize=1)
+def _data() -> _Data:
+    raw = resources.files("ng12_common.reading").joinpath("data", "compositions.yaml").read_text("utf-8")
+    return _Data.model_validate(yaml.safe_load(raw))
+
+
+NO_FINDING = "-"
+"""The concept of a composition that names no NG12 finding (bleeding from the vagina): it only
+stops a generic match of the same words."""
+
+
+@lru_cache(maxsize=1)
+def _entry_patterns() -> tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...]:
+    # imported here: lexicon_match imports this module
+    from ng12_common.lexicon_match import normalise_phrase
+
+    def alt(words: list[str]) -> re.Pattern[str]:
+        norm = sorted({normalise_phrase(w, keep_stop_words=True) for w in words}, key=len, reverse=True)
+        return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in norm if w) + r")\b")
+
+    return tuple((alt(g.sites), alt(g.cues), g.concept) for g in _data().entry_groups)
+
+
+def compose_entry(norm_entry: str) -> list[tuple[str, str]]:
+    """Whole-entry compositions of one normalised entry: (concept, the cue's words)."""
+    out = []
+    for sites, cues, concept in _entry_patterns():
+        if sites.search(norm_entry):
+            m = cues.search(norm_entry)
+            if m:
+                out.append((concept, m.group(0)))
+    return out
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A composed finding: character span in the text, concept, whether it is stated absent."""
+
+    start: int
+    end: int
+    concept: str
+    negated: bool
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    window: int
+    blockers: tuple[tuple[str, ...], ...]
+    negators: tuple[tuple[str, ...], ...]
+    generic: frozenset[str]
+    # (group index, words as token tuples, {site token tuple: concept})
+    groups: tuple[tuple[tuple[tuple[str, ...], ...], tuple[tuple[tuple[str, ...], str], ...]], ...]
+    first_tokens: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> _Compiled:
+    data = _data()
+
+    def toks(s: str) -> tuple[str, ...]:
+        return tuple(t for t in s.lower().split() if t not in _SKIP or len(s.split()) == 1)
+
+    groups = []
+    firsts: set[str] = set()
+    for g in data.groups:
+        words = tuple(sorted({toks(w) for w in g.words}, key=len, reverse=True))
+        sites = tuple(
+            sorted(
+                ((toks(s), concept) for concept, names in g.sites.items() for s in names),
+                key=lambda x: len(x[0]),
+                reverse=True,
+            )
+        )
+        groups.append((words, sites))
+        firsts.update(w[0] for w in words)
+        firsts.update(s[0] for s, _c in sites)
+    return _Compiled(
+        window=data.window,
+        blockers=tuple(toks(b) for b in data.blockers),
+        negators=tuple(toks(b) for b in data.negators),
+        generic=frozenset(data.generic),
+        groups=tuple(groups),
+        first_tokens=frozenset(firsts),
+    )
+
+
+@lru_cache(maxsize=1)
+def site_concepts() -> frozenset[str]:
+    """The concepts of a body site (every composition's site finding)."""
+    return frozenset(c for g in _data().groups for c in g.sites if c != NO_FINDING)
+
+
+def generic_concepts() -> frozenset[str]:
+    """Lexicon concepts a composed finding replaces when they cover the same words."""
+    return _compiled().generic
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """Tokens with character spans; "3 cm" and "3cm" become one "#cm" token; stop words dropped."""
+    raw = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(raw):
+        a, b, t = raw[i]
+        if _NUMBER.match(t) and i + 1 < len(raw) and raw[i + 1][2] in ("cm", "mm"):
+            out.append((a, raw[i + 1][1], "#cm"))
+            i += 2
+            continue
+        if _SIZE.match(t):
+            out.append((a, b, "#cm"))
+        elif t not in _SKIP:
+            out.append((a, b, t))
+        i += 1
+    return out
+
+
+def _find(seq: list[str], i: int, options: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
+    for opt in options:
+        if tuple(seq[i : i + len(opt)]) == opt:
+            return opt
+    return None
+
+
+def _contains(seq: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
+    return any(_find(seq, i, phrases) for i in range(len(seq)))
+
+
+def compose(text: str) -> list[Composed]:
+    """The composed findings of one normalised clause text, left to right, not overlapping."""
+    data = _compiled()
+    toks = _tokens(text)
+    if not any(t in data.first_tokens for *_x, t in toks):
+        return []
+    words = [t for *_x, t in toks]
+    out: list[Composed] = []
+    # clause pieces: token index ranges between breaks
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    for i, w in enumerate(words):
+        if w in _CLAUSE_BREAK:
+            pieces.append((start, i))
+            start = i + 1
+    pieces.append((start, len(words)))
+    for p0, p1 in pieces:
+        seq = words[p0:p1]
+        used: list[tuple[int, int]] = []
+        for gwords, gsites in data.groups:
+            heads = [(i, hit) for i in range(len(seq)) if (hit := _find(seq, i, gwords))]
+            sites = [(i, s, c) for i in range(len(seq)) for s, c in gsites if tuple(seq[i : i + len(s)]) == s]
+            for hi, hw in heads:
+                best: tuple[int, int, str] | None = None
+                for si, sw, concept in sites:
+                    lo, hi_end = min(hi, si), max(hi + len(hw), si + len(sw))
+                    gap = hi_end - lo - len(hw) - len(sw)
+                    if gap < 0 or gap > data.window:
+                        continue
+                    if best is None or abs(si - hi) < abs(best[0] - hi):
+                        best = (si, len(sw), concept)
+                if best is None:
+                    continue
+                si, sn, concept = best
+                lo, end = min(hi, si), max(hi + len(hw), si + sn)
+                if any(a < end and lo < b for a, b in used):
+                    continue
+                inner = seq[lo:end]
+                if _contains(inner, data.blockers) and not _contains(inner, data.negators):
+                    continue
+                used.append((lo, end))
+                out.append(
+                    Composed(
+                        start=toks[p0 + lo][0],
+                        end=toks[p0 + end - 1][1],
+                        concept=concept,
+                        negated=_contains(inner, data.negators),
+                    )
+                )
+    out.sort(key=lambda c: c.start)
+    return out
