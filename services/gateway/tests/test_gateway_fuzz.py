@@ -69,6 +69,26 @@ def gateway_url(
     raw.close()
 
 
+def _check_operation(
+    operation: schemathesis.APIOperation, url: str, headers: dict[str, str], label: str, failures: list[str]
+) -> None:
+    @given(case=operation.as_strategy())
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    def check(case: schemathesis.Case) -> None:
+        response = case.call(base_url=url, headers=headers, timeout=60)
+        if response.status_code >= 500:
+            sent = f"{case.body!r} {case.path_parameters}"
+            failures.append(f"{label} -> {response.status_code}: {sent} {response.text[:300]}")
+
+    check()
+
+
 def _fuzz(url: str, headers: dict[str, str], only_admin: bool) -> list[str]:
     schema = schemathesis.openapi.from_url(f"{url}/openapi.json")
     failures: list[str] = []
@@ -80,21 +100,7 @@ def _fuzz(url: str, headers: dict[str, str], only_admin: bool) -> list[str]:
             continue
         operations += 1
 
-        @given(case=operation.as_strategy())
-        @settings(
-            max_examples=EXAMPLES,
-            derandomize=True,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
-        def check(case: schemathesis.Case, label: str = label) -> None:
-            response = case.call(base_url=url, headers=headers, timeout=60)
-            if response.status_code >= 500:
-                sent = f"{case.body!r} {case.path_parameters}"
-                failures.append(f"{label} -> {response.status_code}: {sent} {response.text[:300]}")
-
-        check()
+        _check_operation(operation, url, headers, label, failures)
     assert operations >= (6 if only_admin else 10), f"only {operations} operations fuzzed"
     return failures
 

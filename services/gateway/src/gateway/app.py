@@ -83,6 +83,19 @@ def _security(app: FastAPI, settings: GatewaySettings) -> None:
     app.state.redactor = shared_redactor()
 
 
+async def _apply_retention(store: AuditStore, days: int, every_seconds: float = 86400.0) -> None:
+    """Delete audit records older than AUDIT_RETENTION_DAYS at start and then daily (idempotent:
+    several replicas may do it). The chain stays verifiable (AuditStore.purge moves its anchor)."""
+    while True:
+        try:
+            removed = await asyncio.to_thread(store.purge, days)
+            if removed:
+                log.info("audit_retention_applied", removed=removed, retention_days=days)
+        except Exception as exc:  # noqa: BLE001 - retry tomorrow; the trail is intact either way
+            log.warning("audit_retention_failed", error=repr(exc))
+        await asyncio.sleep(every_seconds)
+
+
 def create_app(settings: GatewaySettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -132,9 +145,13 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             }
         )
         log.info("heap_frozen", objects=freeze_startup_heap())
+        retention = asyncio.create_task(
+            _apply_retention(app.state.audit.store, settings.audit_retention_days)
+        )
         try:
             yield
         finally:
+            retention.cancel()
             await http.close()
             await retrieval.close()
             await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
