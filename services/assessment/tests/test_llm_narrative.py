@@ -135,3 +135,26 @@ def test_tool_asking_for_another_patient_falls_back_to_direct_lookup(
     models = FakeModels(_narrative([]), lambda _id: _tool_call("PT-101"))
     body = llm_app(models).post("/assess/PT-104").json()
     assert body["patient"]["patient_id"] == "PT-104"
+
+
+def test_what_gemini_sees_is_redacted() -> None:
+    from assessment.narrative import llm_payload
+    from ng12_common.models import AssessRecord
+
+    record = AssessRecord(
+        patient_id="PT-1",
+        name="Jane Smith",
+        age=63,
+        gender="Female",
+        smoking_history="Ex-Smoker",
+        symptoms=["haemoptysis x2 this week", "NHS 943 476 5919, call 020 7946 0958"],
+        history=["seen by Dr Patel for COPD"],
+        test_results={"Hb": "118 g/L"},
+    )
+    outcome = SimpleNamespace(matched=[], near_misses=[], safety_netting=[], unrecognised=[], top_action="x")
+    payload = llm_payload(record, outcome)  # type: ignore[arg-type]
+    patient = payload["patient"]
+    assert "name" not in patient and "patient_id" not in patient
+    assert patient["symptoms"] == ["haemoptysis x2 this week", "NHS <UK_NHS>, call <PHONE_NUMBER>"]
+    assert patient["history"] == ["seen by <PERSON> for COPD"]
+    assert patient["test_results"] == {"Hb": "118 g/L"} and patient["age"] == 63

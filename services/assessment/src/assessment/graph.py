@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -189,7 +190,8 @@ async def assess_risk(state: AssessmentState, deps: AssessmentDeps) -> dict[str,
     review = list(outcome.needs_review)
     if deps.llm is not None:
         try:
-            narrative = await deps.llm.narrate(llm_payload(record, outcome))
+            payload = await asyncio.to_thread(llm_payload, record, outcome)  # redaction is CPU work
+            narrative = await deps.llm.narrate(payload)
             unsupported = sorted(set(narrative.cited_recommendation_ids) - set(outcome.matched_ids))
             if unsupported:  # grounded or silent: the rules-only reasoning is published instead
                 LLM_CALLS.labels(step="narrative", outcome="invalid").inc()

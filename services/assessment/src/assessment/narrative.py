@@ -10,6 +10,7 @@ from typing import Any
 
 from assessment.engine import EngineOutcome
 from ng12_common.models import PatientRecord
+from ng12_common.redaction import shared_redactor
 
 
 def rules_reasoning(outcome: EngineOutcome, index_version: str) -> str:
@@ -44,10 +45,23 @@ def rules_reasoning(outcome: EngineOutcome, index_version: str) -> str:
     return " ".join(parts)
 
 
+def redacted_record(record: PatientRecord) -> dict[str, Any]:
+    """The record without its name, and with personal data in its free text replaced by its type
+    (NHS numbers, postcodes, phone numbers, titled names: ng12_common.redaction), before it leaves
+    for a remote model. Blocking (the redactor is built on first use): call it in a thread."""
+    redactor = shared_redactor()
+    data = record.model_dump(exclude={"name", "patient_id"})
+    for key in ("symptoms", "history", "exam_findings"):
+        data[key] = [redactor.redact(line) for line in data.get(key) or []]
+    data["smoking_history"] = redactor.redact(data.get("smoking_history") or "")
+    data["test_results"] = {redactor.redact(str(k)): v for k, v in (data.get("test_results") or {}).items()}
+    return data
+
+
 def llm_payload(record: PatientRecord, outcome: EngineOutcome) -> dict[str, Any]:
-    """What the LLM sees: the record and the engine's decision, nothing else."""
+    """What the LLM sees: the redacted record and the engine's decision, nothing else."""
     return {
-        "patient": record.model_dump(exclude={"name"}),
+        "patient": redacted_record(record),
         "top_action": outcome.top_action,
         "matched_recommendations": [
             {"id": m.recommendation_id, "action": m.action, "criteria_met": m.criteria_met, "text": m.text}
