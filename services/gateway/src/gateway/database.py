@@ -95,6 +95,9 @@ def make_engine(url: str) -> Engine:
         def _sqlite_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
             dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN below
             dbapi_connection.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a commit survives a crash of any process (not a power cut before the
+            # next checkpoint); the single-host `make run` store. Production uses PostgreSQL.
+            dbapi_connection.execute("PRAGMA synchronous=NORMAL")
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):  # type: ignore[no-untyped-def]

@@ -22,6 +22,11 @@ from gateway.audit.records import GENESIS, AuditEntry, AuditRecord, canonical, r
 from gateway.database import audit_anchor, audit_log
 
 
+_TAIL = select(audit_log.c.seq, audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
+_ANCHOR = select(audit_anchor.c.seq, audit_anchor.c.hash)
+_INSERT = insert(audit_log)
+
+
 @dataclass(frozen=True)
 class VerifyResult:
     ok: bool
@@ -50,31 +55,30 @@ class AuditStore:
 
     def _append_once(self, entry: AuditEntry) -> AuditRecord:
         with self._engine.begin() as conn:
-            tail = conn.execute(
-                select(audit_log.c.seq, audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
-            ).first()
+            tail = conn.execute(_TAIL).first()
             if tail is None:
-                anchor = conn.execute(select(audit_anchor.c.seq, audit_anchor.c.hash)).first()
+                anchor = conn.execute(_ANCHOR).first()
                 seq, prev = (anchor[0] + 1, anchor[1]) if anchor else (1, GENESIS)
             else:
                 seq, prev = tail[0] + 1, tail[1]
             record = AuditRecord(**entry.model_dump(), seq=seq, ts=_now(), prev_hash=prev)
             record.hash = record_hash(record)
             conn.execute(
-                insert(audit_log).values(
-                    seq=record.seq,
-                    ts=record.ts,
-                    request_id=record.request_id,
-                    actor=record.actor,
-                    role=record.role,
-                    kind=record.kind,
-                    method=record.method,
-                    route=record.route,
-                    status=record.status,
-                    record=canonical(record),
-                    prev_hash=record.prev_hash,
-                    hash=record.hash,
-                )
+                _INSERT,
+                {
+                    "seq": record.seq,
+                    "ts": record.ts,
+                    "request_id": record.request_id,
+                    "actor": record.actor,
+                    "role": record.role,
+                    "kind": record.kind,
+                    "method": record.method,
+                    "route": record.route,
+                    "status": record.status,
+                    "record": canonical(record),
+                    "prev_hash": record.prev_hash,
+                    "hash": record.hash,
+                },
             )
         return record
 
