@@ -21,7 +21,6 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from gateway.audit.records import GENESIS, AuditEntry, AuditRecord, canonical, record_hash
 from gateway.database import audit_anchor, audit_log
 
-
 _TAIL = select(audit_log.c.seq, audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
 _ANCHOR = select(audit_anchor.c.seq, audit_anchor.c.hash)
 _INSERT = insert(audit_log)
