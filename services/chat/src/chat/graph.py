@@ -350,7 +350,9 @@ def build_graph(
         ref = guideline_ref(found.guideline, found.index_version)
         return update | {
             "hits": hits,
-            "scores": [h.score for h in hits],
+            # graded on every passage found, supporting ones included: search collapses a
+            # recommendation's passages into one hit, and the grading's thresholds count passages
+            "scores": [h.score for h in hits] + [p.score for h in hits for p in h.supporting],
             "knowledge": knowledge,
             "turn_state": turn,
             "guideline": ref,
