@@ -285,6 +285,13 @@ def test_a_finding_word_and_a_body_site_compose_the_finding(knowledge: Guideline
     impalpable = assess(_record(age=4, exam_findings=["spleen not palpable, liver just palpable"]), knowledge)
     assert not {"splenomegaly", "hepatomegaly"} & set(impalpable.facts.symptoms)
     assert "splenomegaly" in impalpable.facts.negated
+    regions = assess(
+        _record(
+            age=50, symptoms=["pain in lower abdomen"], exam_findings=["thyroid enlarged", "mass on shoulder"]
+        ),
+        knowledge,
+    )
+    assert {"abdominal_pain", "thyroid_lump", "lump"} <= set(regions.facts.symptoms)
     pv = assess(_record(age=52, gender="Female", symptoms=["PV bleeding 4 days"]), knowledge)
     assert "bleeding" not in pv.facts.symptoms  # not the unexplained bleeding of 1.10.1
 

@@ -266,6 +266,11 @@ def test_claims_are_read_by_direction_and_kind() -> None:
     assert [(c.kind, c.value, c.subject) for c in deadline] == [("interval", "12 hour", "deadline")]
     assert claims("a 52 yo who lost 6 kg - urgent CT or FIT, MRI or 2WW per NICE?") == []  # asks only
     assert not [c for c in claims("NG12 says a 50 yo who lost 7 kg needs a scan") if c.kind == "measure"]
+    rule = claims("is it true NG12 has a 4-week rule for hoarseness?")
+    assert [(c.kind, c.value) for c in rule] == [("interval", "4 week")]
+    assert not [
+        c for c in claims("NG12 says a 61 year old with a 2-week cough needs a CXR") if c.kind == "interval"
+    ]
 
 
 def test_scope_training_set_has_no_blind_development_question() -> None:

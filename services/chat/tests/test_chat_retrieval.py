@@ -282,7 +282,9 @@ def test_near_misses_fail_only_on_age(client: TestClient) -> None:
     """1.2.1 (aged 55 and over with weight loss and reflux) is a near miss at 50 with both symptoms;
     1.2.5 (aged 60 and over with weight loss and ...) is not one for IBS-type symptoms at 58."""
     near = ask(client, f"nm-{uuid.uuid4().hex[:8]}", "A 50 year old with unexplained weight loss and reflux?")
-    assert "Age 50 does not meet the 55 and over criterion in 1.2.1." in str(near["answer"])
+    assert "At 50 the patient does not meet 1.2.1: it applies only to people aged 55 and over." in str(
+        near["answer"]
+    )
     question = "New IBS-type symptoms in a 58-year-old woman - anything to check?"
     ibs = ask(client, f"nm-{uuid.uuid4().hex[:8]}", question)
     assert {"1.5.5", "1.5.6"} <= set(cited(ibs))

@@ -110,6 +110,9 @@ def test_metadata_travels_only_when_asked(stub) -> None:  # type: ignore[no-unty
     assert not any(c.HasField("metadata") for c in lean_recs)
     assert not any(h.HasField("metadata") for h in lean.hits)
     assert all("population" in c.metadata.fields for c in full_recs)
+    for response in (lean, full):  # supporting passages are in both: compare the rest
+        for hit in response.hits:
+            del hit.supporting[:]
     assert lean.ByteSize() < full.ByteSize() / 2
 
 
@@ -172,3 +175,15 @@ def test_bad_embed_requests_are_invalid_argument(stub, texts: list[str], fragmen
         stub.Embed(pb.EmbedRequest(texts=texts), timeout=5)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert fragment in err.value.details()
+
+
+def test_collapsed_hits_carry_their_supporting_passages(stub) -> None:  # type: ignore[no-untyped-def]
+    r = _search(stub, "which blood tests for suspected myeloma", top_k=5)
+    ids = [h.recommendation_ids[0] for h in r.hits if h.recommendation_ids]
+    assert len(ids) == len(set(ids))  # one hit per recommendation
+    supported = [h for h in r.hits if h.supporting]
+    assert supported, "no hit carries supporting passages"
+    for hit in supported:
+        assert len(hit.supporting) <= 3
+        for s in hit.supporting:
+            assert s.chunk_id != hit.chunk_id and s.text and 1 <= s.page <= 95 and 0.0 <= s.score <= 1.0

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
-from ng12_common.models import BoostOut, Citation, GuidelineRef, Passage
+from ng12_common.models import BoostOut, Citation, GuidelineRef, Passage, SupportingPassageOut
 
 VERBATIM_DOC_TYPES = frozenset({"guideline_text"})
 
@@ -97,6 +97,17 @@ def hit_to_passage(hit: pb.Hit) -> Passage:
         section=hit.section,
         excerpt=hit_excerpt(hit),
         boosts=[BoostOut(name=b.name, value=b.value, reason=b.reason) for b in hit.boosts],
+        supporting=[
+            SupportingPassageOut(
+                chunk_id=s.chunk_id,
+                doc_type=s.doc_type,
+                score=s.score,
+                page=s.page,
+                section=s.section,
+                excerpt=s.text,
+            )
+            for s in hit.supporting
+        ],
     )
 
 

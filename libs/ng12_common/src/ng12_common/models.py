@@ -271,6 +271,17 @@ class BoostOut(BaseModel):
     reason: str = ""
 
 
+class SupportingPassageOut(BaseModel):
+    """Another passage of the same recommendation (search collapses hits to one per recommendation)."""
+
+    chunk_id: str
+    doc_type: str
+    score: float
+    page: int
+    section: str
+    excerpt: str
+
+
 class Passage(BaseModel):
     chunk_id: str
     doc_type: str
@@ -280,6 +291,7 @@ class Passage(BaseModel):
     section: str
     excerpt: str
     boosts: list[BoostOut] = Field(default_factory=list)
+    supporting: list[SupportingPassageOut] = Field(default_factory=list)
 
 
 class SearchResult(BaseModel):

@@ -108,7 +108,8 @@ def _lead(sel: Selection, age: int | None, about_age: bool = False) -> str:
         lines.append(f"For the patient {who}you describe, the criteria of {_ids(met)} are met.")
     for miss in sel.near_misses[:2]:
         lines.append(
-            f"Age {miss.age} does not meet the {miss.threshold} and over criterion in {miss.rec.id}."
+            f"At {miss.age} the patient does not meet {miss.rec.id}: it applies only to people aged "
+            f"{miss.threshold} and over."
         )
     thresholds = age_thresholds(recs, age) if about_age or age is not None else None
     if thresholds:
@@ -316,8 +317,22 @@ def age_group_lead(age: int, recs: list[ServedRecommendation]) -> str | None:
     return f"A {age}-year-old is {age_group_name(age)} in NG12's terms; {applies}."
 
 
+def defined(passage: Citation) -> str:
+    """A definition from NG12's "Terms used in this guideline", quoted: '"Young people" means:
+    "Aged 16 to 24 years." [NG12 p.85]' (the passage is the term's heading, then its text)."""
+    term, _, text = passage.excerpt.strip().partition("\n")
+    if not text.strip():
+        return f'> "{passage.excerpt.strip()}" {cite_tag(passage)}'
+    return f'> "{term.strip()}" means: "{" ".join(text.split())}" {cite_tag(passage)}'
+
+
 def context_lead(sentence: str | None, passages: list[Citation]) -> str:
     """A lead sentence and NG12's own words for it (definitions, notes), quoted with pages."""
     lines = [sentence] if sentence else []
-    lines += [f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in passages]
+    lines += [
+        defined(c)
+        if "terms used in this guideline" in c.section.lower()
+        else f'> "{c.excerpt.strip()}" {cite_tag(c)}'
+        for c in passages
+    ]
     return "\n".join(lines) + "\n\n" if lines else ""

@@ -135,11 +135,15 @@ def extract(message: str, lexicon: list[LexiconEntry], sites: set[str]) -> Clini
                 state.modifiers[match.concept] = list(match.modifiers)
     lowered = message.lower()
     state.cancer_sites = [s for s in sorted(sites, key=len, reverse=True) if s and _site_in(s, lowered)]
+    named = [
+        s for s in sorted(sites, key=len, reverse=True) if any(_site_in(w, lowered) for w in _site_words(s))
+    ]
     if not state.cancer_sites:  # "lymphoma" names both lymphoma sites, "BCC" basal cell carcinoma
-        state.cancer_sites = [
-            s
-            for s in sorted(sites, key=len, reverse=True)
-            if any(_site_in(w, lowered) for w in _site_words(s))
+        state.cancer_sites = named
+    else:  # a site named by its other name too: "neuroblastoma / wilms recs"
+        generic = {"lymphoma", "sarcoma"}
+        state.cancer_sites += [
+            s for s in named if s not in state.cancer_sites and s.lower().split()[-1] not in generic
         ]
     return state
 
@@ -147,8 +151,13 @@ def extract(message: str, lexicon: list[LexiconEntry], sites: set[str]) -> Clini
 def _site_words(site: str) -> list[str]:
     """Other names of a cancer site: its head noun when that is specific, and abbreviations."""
     words = [v for k, v in _SITE_ALIASES.items() if k in site.lower()]
-    head = site.lower().split()[-1]
-    return [*words, head] if head in ("lymphoma", "sarcoma") else words
+    parts = site.lower().replace("'", "").split()
+    head = parts[-1]
+    if head in ("lymphoma", "sarcoma"):
+        return [*words, head]
+    if head == "tumour" and len(parts) > 1 and len(parts[0]) > 3:  # "wilms" for Wilms' tumour
+        return [*words, parts[0]]
+    return words
 
 
 _SITE_ALIASES = {

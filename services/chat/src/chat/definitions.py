@@ -46,7 +46,11 @@ _QUESTION = re.compile(
     rf"(?:an?\s+|the\s+)?['\"‘“]?(?P<term>{_ALT})['\"’”]?"
     rf"(?:\s+(?:mean|means|refer to|stand for))?"
     rf"(?:\s+(?:in|according to|by|for|under)\s+"
-    rf"(?:ng12|nice|the guideline|this guideline|nice ng12))?\s*[?.!]*\s*$",
+    rf"(?:ng12|nice|the guideline|this guideline|nice ng12))?"
+    # "... in the SCC recommendation", "... in 1.7.4", "... here"
+    rf"(?:\s+(?:in|for)\s+(?:the |this |that )?[\w.' -]{{0,30}}?"
+    rf"(?:recommendations?|recs?|section|\d\.\d+\.\d+)"
+    rf"|\s+here)?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 _TERM_OF = {alias: term for alias, term in _ALIASES}

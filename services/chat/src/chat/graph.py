@@ -122,6 +122,21 @@ def _concepts(criteria: Any) -> set[str]:
     return {c for concepts in referenced_concepts(parse_criteria(criteria)).values() for c in concepts}
 
 
+def _with_written_out(turn: ClinicalState, text: str, normalized: str, knowledge: Knowledge) -> ClinicalState:
+    """The symptoms and sites of the message as retrieval's normaliser wrote its GP shorthand out
+    ("LN + fevers" -> "lymph node + fevers"), added to what the message as typed names. Only when
+    the normaliser changed the text in place (appended lexicon wording the matcher finds anyway)."""
+    if normalized.startswith(" ".join(text.lower().split())):
+        return turn
+    extra = extract(normalized, knowledge.lexicon, knowledge.sites)
+    symptoms = [*turn.symptoms, *(c for c in extra.symptoms if c not in turn.symptoms)]
+    sites = [*turn.cancer_sites, *(c for c in extra.cancer_sites if c not in turn.cancer_sites)]
+    if symptoms == turn.symptoms and sites == turn.cancer_sites:
+        return turn
+    modifiers = {**extra.modifiers, **turn.modifiers}
+    return turn.model_copy(update={"symptoms": symptoms, "cancer_sites": sites, "modifiers": modifiers})
+
+
 def _on_error(next_node: str) -> Any:
     def decide(state: Mapping[str, Any]) -> str:
         return "handle_error" if state.get("error") else next_node
@@ -347,10 +362,14 @@ def build_graph(
             turn = ClinicalState()
         elif knowledge is not known or turn is None:  # first turn, or a new index version
             turn = extract(text, knowledge.lexicon, knowledge.sites)
+        if knowledge is not None and query.strategy == "direct" and turn is not None:
+            turn = _with_written_out(turn, text, found.normalized_query, knowledge)
         ref = guideline_ref(found.guideline, found.index_version)
         return update | {
             "hits": hits,
-            "scores": [h.score for h in hits],
+            # graded on every passage found, supporting ones included: search collapses a
+            # recommendation's passages into one hit, and the grading's thresholds count passages
+            "scores": [h.score for h in hits] + [p.score for h in hits for p in h.supporting],
             "knowledge": knowledge,
             "turn_state": turn,
             "guideline": ref,

@@ -147,7 +147,11 @@ _PATIENT_AGE = re.compile(
 _INTERVAL = re.compile(
     r"\b(within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every)\s+"
     r"(\d+|one|two|"
-    r"three|four|six)\s*(hours?|hrs?|days?|weeks?|wks?|months?|mths?|years?|yrs?)\b",
+    r"three|four|six)\s*(hours?|hrs?|days?|weeks?|wks?|months?|mths?|years?|yrs?)\b|"
+    # a duration named as a rule: "the 3-week rule", "NG12's 6-week cut-off" (a "3-week cough"
+    # may be the patient's)
+    r"\b()(\d+|one|two|three|four|six)[- ](hour|day|week|month)s?\s+(?=(?:rule|criterion|cut-?off|threshold|"
+    r"limit|window|target)\b)",
     re.IGNORECASE,
 )
 #: The patient's history: "has had a cough for 3 weeks", "lost weight over 2 months".
@@ -230,9 +234,12 @@ def claims(message: str) -> list[Claim]:
     for m in _INTERVAL.finditer(message):
         if _PATIENT_DURATION.search(message[: m.start()]):
             continue
-        number = _WORD_NUMBERS.get(m.group(2).lower(), m.group(2))
-        unit = _UNITS.get(m.group(3).lower().rstrip("s"), m.group(3).lower().rstrip("s"))
-        kind = "deadline" if m.group(1).lower() in ("within", "in", "after", "every") else "duration"
+        word, count, span = (
+            (m.group(1), m.group(2), m.group(3)) if m.group(2) else ("", m.group(5), m.group(6))
+        )
+        number = _WORD_NUMBERS.get(count.lower(), count)
+        unit = _UNITS.get(span.lower().rstrip("s"), span.lower().rstrip("s"))
+        kind = "deadline" if word.lower() in ("within", "in", "after", "every") else "duration"
         out.append(Claim("interval", m.group(0).strip(), f"{number} {unit}", kind))
     for m in _URGENCY.finditer(message):
         out.append(Claim("urgency", m.group(0), m.group(1).lower().removesuffix("ly")))

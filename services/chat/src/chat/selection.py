@@ -141,7 +141,10 @@ def select(
         if turn.cancer_sites:
             chosen = [(r, s) for r, s in chosen if r.cancer_site in turn.cancer_sites] or chosen
     if turn.age is not None:
-        kept = [(r, s) for r, s in kept if _age_ok(r, turn.age)]
+        # recommendations for another age group than the patient's are dropped, unless they are
+        # all the question found ("17yo with an abdominal mass - do the neuroblastoma recs
+        # apply?": 1.12.1 is for children, and the answer says so)
+        kept = [(r, s) for r, s in kept if _age_ok(r, turn.age)] or kept
     if turn.sex:
         kept = [(r, s) for r, s in kept if r.population.get("sex") in (None, "any", turn.sex)]
     if sel.met:  # a patient was described: recs whose criteria are not met are not presented
@@ -162,12 +165,34 @@ def select(
             gaps = _age_gaps(missing)
             # a near miss fails ONLY on age: "Age 58 does not meet the 60 and over criterion"
             # must not be said of a recommendation whose other criteria are not met either
-            if rec.id in sel.met or not gaps or len(gaps) != len(missing):
+            if rec.id in sel.met or not gaps:
                 continue
             threshold, age = gaps[0]
+            if len(gaps) != len(missing):
+                # other gaps too: in another branch of an "any of" (1.4.1: a lump at 30 and over,
+                # or nipple changes at 50 and over)? A near miss only if the patient, as described,
+                # would meet it at the age threshold
+                at = _met_at_age(turn, knowledge, rec.id, sorted({t for t, _ in gaps}))
+                if at is None:
+                    continue
+                threshold = at
             if age == turn.age:
                 sel.near_misses.append(NearMiss(rec, threshold, age))
     return sel
+
+
+def _met_at_age(
+    turn: ClinicalState, knowledge: Knowledge | None, rec_id: str, thresholds: list[int]
+) -> int | None:
+    """The lowest of the age thresholds at which this patient would meet the recommendation."""
+    if knowledge is None:
+        return None
+    for threshold in thresholds:
+        facts = turn.model_copy(update={"age": threshold}).to_facts()
+        result = evaluate_all(facts, knowledge.context, only=[rec_id]).get(rec_id)
+        if result is not None and result.met:
+            return threshold
+    return None
 
 
 def age_groups(age: int) -> tuple[str, ...]:

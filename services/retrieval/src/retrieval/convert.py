@@ -75,6 +75,9 @@ def version_to_pb(r: VersionRecord) -> pb.IndexVersion:
     )
 
 
+MAX_SUPPORTING = 3  # supporting passages sent per hit (the best ones)
+
+
 def hit_to_pb(
     h: ScoredHit, canonical: dict[str, pb.CanonicalRecommendation], metadata: Struct | None
 ) -> pb.Hit:
@@ -92,4 +95,15 @@ def hit_to_pb(
         dense_score=round(h.dense, 6),
         lexical_score=round(h.lexical, 6),
         metadata=metadata,
+        supporting=[
+            pb.SupportingPassage(
+                chunk_id=s.chunk.id,
+                doc_type=s.chunk.doc_type,
+                score=round(s.score, 6),
+                page=s.chunk.page,
+                section=s.chunk.section,
+                text=s.chunk.text,
+            )
+            for s in h.supporting[:MAX_SUPPORTING]
+        ],
     )

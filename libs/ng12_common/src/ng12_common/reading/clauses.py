@@ -19,7 +19,10 @@ from importlib import resources
 import snowballstemmer
 import yaml
 
-_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|[!?\n]+|\s-\s")
+_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|[!?\n]+")
+# " - " joins two clauses of one statement ("lump in neck - getting bigger", "X-ray: lytic lesion -
+# suggests bone sarcoma"): read as a comma, so what follows still qualifies the finding before it.
+_DASH = re.compile(r"\s+[-\u2013\u2014]\s+")
 _STEMMER = snowballstemmer.stemmer("english")
 
 
@@ -36,7 +39,7 @@ def stems(words: list[str]) -> list[str]:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of one entry, stripped, empty ones dropped."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip(" ,;")]
+    return [s.strip() for s in _SENTENCE_END.split(_DASH.sub(", ", text)) if s and s.strip(" ,;")]
 
 
 def _words(text: str) -> list[str]:

@@ -108,7 +108,7 @@ class CanonicalRecommendation(_message.Message):
     def __init__(self, id: _Optional[str] = ..., section: _Optional[str] = ..., section_title: _Optional[str] = ..., cancer_site: _Optional[str] = ..., page: _Optional[int] = ..., page_end: _Optional[int] = ..., text: _Optional[str] = ..., action: _Optional[str] = ..., strength: _Optional[str] = ..., timeframe: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class Hit(_message.Message):
-    __slots__ = ("chunk_id", "doc_type", "score", "text", "page", "section", "recommendation_ids", "canonical", "boosts", "dense_score", "lexical_score", "metadata")
+    __slots__ = ("chunk_id", "doc_type", "score", "text", "page", "section", "recommendation_ids", "canonical", "boosts", "dense_score", "lexical_score", "metadata", "supporting")
     CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
     DOC_TYPE_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +121,7 @@ class Hit(_message.Message):
     DENSE_SCORE_FIELD_NUMBER: _ClassVar[int]
     LEXICAL_SCORE_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    SUPPORTING_FIELD_NUMBER: _ClassVar[int]
     chunk_id: str
     doc_type: str
     score: float
@@ -133,7 +134,24 @@ class Hit(_message.Message):
     dense_score: float
     lexical_score: float
     metadata: _struct_pb2.Struct
-    def __init__(self, chunk_id: _Optional[str] = ..., doc_type: _Optional[str] = ..., score: _Optional[float] = ..., text: _Optional[str] = ..., page: _Optional[int] = ..., section: _Optional[str] = ..., recommendation_ids: _Optional[_Iterable[str]] = ..., canonical: _Optional[_Iterable[_Union[CanonicalRecommendation, _Mapping]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., dense_score: _Optional[float] = ..., lexical_score: _Optional[float] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    supporting: _containers.RepeatedCompositeFieldContainer[SupportingPassage]
+    def __init__(self, chunk_id: _Optional[str] = ..., doc_type: _Optional[str] = ..., score: _Optional[float] = ..., text: _Optional[str] = ..., page: _Optional[int] = ..., section: _Optional[str] = ..., recommendation_ids: _Optional[_Iterable[str]] = ..., canonical: _Optional[_Iterable[_Union[CanonicalRecommendation, _Mapping]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., dense_score: _Optional[float] = ..., lexical_score: _Optional[float] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., supporting: _Optional[_Iterable[_Union[SupportingPassage, _Mapping]]] = ...) -> None: ...
+
+class SupportingPassage(_message.Message):
+    __slots__ = ("chunk_id", "doc_type", "score", "page", "section", "text")
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    DOC_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    SECTION_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    chunk_id: str
+    doc_type: str
+    score: float
+    page: int
+    section: str
+    text: str
+    def __init__(self, chunk_id: _Optional[str] = ..., doc_type: _Optional[str] = ..., score: _Optional[float] = ..., page: _Optional[int] = ..., section: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("hits", "index_version", "guideline", "normalized_query", "degraded", "degraded_reason")
