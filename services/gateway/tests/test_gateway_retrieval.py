@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
@@ -77,3 +78,28 @@ def test_personal_data_is_redacted_before_chat_stores_it(live_stack: TestClient)
     stored = live_stack.get(f"/api/v1/chat/{sid}/history", headers=CLINICIAN).json()["turns"][0]["content"]
     assert stored == "<PERSON>, NHS number <UK_NHS>, <UK_POSTCODE>: is her haemoptysis a 2WW?"
     assert reply.json()["citations"]  # still answered from the guideline
+
+
+def test_guideline_recommendation_with_its_printed_lines(live_stack: TestClient, ng12_pdf: Path) -> None:
+    import pdfplumber
+
+    reply = live_stack.get("/api/v1/guideline/recommendations/1.1.1", headers=CLINICIAN)
+    assert reply.status_code == 200, reply.text
+    rec = reply.json()
+    assert (rec["id"], rec["page"], rec["action"]) == ("1.1.1", 9, "suspected_cancer_pathway_referral")
+    assert rec["index_version"] and len(rec["highlights"]) == 3
+    with pdfplumber.open(ng12_pdf) as pdf:  # the boxes hold exactly the recommendation's printed words
+        printed = " ".join(
+            pdf.pages[b["page_index"]]
+            .crop((b["x0"] - 0.5, b["top"] - 0.5, b["x1"] + 0.5, b["bottom"] + 0.5))
+            .extract_text()
+            .replace("•", "")
+            for b in rec["highlights"]
+        )
+    def words(text: str) -> list[str]:  # bullet glyphs aside ("•" printed, "-" in the clean text)
+        return [w for w in text.split() if w not in {"-", "•"}]
+
+    assert words(printed) == words(rec["text"])
+    assert live_stack.get("/api/v1/guideline/recommendations/1.99.1", headers=CLINICIAN).status_code == 404
+    assert live_stack.get("/api/v1/guideline/recommendations/abc", headers=CLINICIAN).status_code == 422
+    assert live_stack.get("/api/v1/guideline/recommendations/1.1.1").status_code == 401

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -240,3 +241,31 @@ def test_population(recs: dict[str, Recommendation]) -> None:
 
 def test_criteria_left_to_the_criteria_module(recs: dict[str, Recommendation]) -> None:
     assert all(r.criteria is None and r.criteria_status == "none" for r in recs.values())
+
+
+def test_highlights_hold_exactly_each_recommendation(
+    recs: dict[str, Recommendation], ng12_pdf_path: Any
+) -> None:
+    """The guideline viewer highlights these boxes: read back from the PDF, they give each
+    recommendation's own words, in order, on its printed pages, and nothing else (a table's
+    caption, e.g. "Table 1 Age-specific PSA thresholds", is not boxed: only the table is)."""
+    import pdfplumber
+
+    def words(text: str) -> list[str]:  # bullet glyphs aside ("•"/"－" printed, "-" in the clean text)
+        return [w for w in text.replace("－", " ").replace("•", " ").split() if w != "-"]
+
+    wrong = []
+    with pdfplumber.open(ng12_pdf_path) as pdf:
+        for rec in recs.values():
+            assert rec.highlights, rec.id
+            assert {b.page for b in rec.highlights} <= set(range(rec.page, rec.page_end + 1)), rec.id
+            printed = " ".join(
+                pdf.pages[b.page_index]
+                .crop((b.x0 - 0.5, b.top - 0.5, b.x1 + 0.5, b.bottom + 0.5))
+                .extract_text()
+                for b in rec.highlights
+            )
+            own = "\n".join(ln for ln in rec.text.splitlines() if not re.match(r"Table \d+ ", ln))
+            if words(printed) != words(own):
+                wrong.append(rec.id)
+    assert not wrong, f"highlights that do not read back as the recommendation: {wrong}"

@@ -84,6 +84,17 @@ class Population(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
+class TextBox(_Model):
+    """Where a piece of the guideline's text is printed: PDF points, top-left origin."""
+
+    page: int  # printed page
+    page_index: int  # 0-based page of the PDF file
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+
+
 class Recommendation(_Model):
     id: str  # "1.1.1"
     section: str  # "1.1"
@@ -95,6 +106,7 @@ class Recommendation(_Model):
     text: str  # verbatim (line breaks and bullet glyphs cleaned)
     text_hash: str  # text_hash(text)
     year_tags: list[str] = Field(default_factory=list)  # e.g. ["2015"]
+    highlights: list[TextBox] = Field(default_factory=list)  # one box per printed line of it
     action: Action
     strength: Strength
     timeframe: Timeframe

@@ -11,7 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 from redis.exceptions import RedisError
 
-from gateway import routes_admin, routes_auth, routes_public, routes_search
+from gateway import routes_admin, routes_auth, routes_guideline, routes_public, routes_search
 from gateway.audit.recorder import AuditRecorder
 from gateway.audit.store import AuditStore
 from gateway.chat_sessions import ChatSessions
@@ -181,6 +181,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     api.include_router(routes_auth.router)
     api.include_router(routes_public.router)
     api.include_router(routes_search.router)
+    api.include_router(routes_guideline.router)
     api.include_router(routes_admin.router)
     app.include_router(api)
     if settings.cors_allow_origins:

@@ -46,6 +46,7 @@ def _canonical(r: Recommendation) -> pb.CanonicalRecommendation:
         "criteria_status": r.criteria_status,
         "text_hash": r.text_hash,
         "year_tags": r.year_tags,
+        "highlights": [b.model_dump() for b in r.highlights],
     }
     return pb.CanonicalRecommendation(
         id=r.id,

@@ -98,6 +98,10 @@ class Line:
         return min(w.top for w in self.words)
 
     @property
+    def x1(self) -> float:
+        return max(w.x1 for w in self.words)
+
+    @property
     def bottom(self) -> float:
         return max(w.bottom for w in self.words)
 

@@ -24,7 +24,7 @@ from ingestion.kb.layout import Document, Line, Table, load_document
 from ingestion.kb.structure import Heading, ProseBlock, Region, regions, split_numbered
 from ingestion.kb.terms import age_groups
 from ingestion.kb.text import ends_with_year_tag, flat_text, is_rec_id, render_lines, year_tags
-from ng12_common.knowledge import Recommendation, text_hash
+from ng12_common.knowledge import Recommendation, TextBox, text_hash
 
 
 @dataclass(slots=True)
@@ -306,6 +306,29 @@ def _scope_for(part: PartA, draft: RecDraft) -> list[str]:
     return [*notes.get((draft.section, None), []), *notes.get((draft.section, draft.subsection), [])]
 
 
+def highlights(draft: RecDraft) -> list[TextBox]:
+    """One box per printed line of the recommendation (its own lines, then its attached
+    bullets and tables), for the guideline viewer to highlight."""
+    boxes: list[TextBox] = []
+    items: list[Line | Table] = [*draft.lines, *(it for block in draft.attachments for it in block)]
+    for it in sorted(items, key=lambda i: (i.page_index, i.top)):
+        if isinstance(it, Line):
+            x0, top, x1, bottom = it.x0, it.top, it.x1, it.bottom
+        else:
+            x0, top, x1, bottom = it.bbox
+        boxes.append(
+            TextBox(
+                page=it.page,
+                page_index=it.page_index,
+                x0=round(x0, 1),
+                top=round(top, 1),
+                x1=round(x1, 1),
+                bottom=round(bottom, 1),
+            )
+        )
+    return boxes
+
+
 def to_recommendations(
     part: PartA, doc: Document, groups: AgeGroups
 ) -> tuple[list[Recommendation], list[str]]:
@@ -335,6 +358,7 @@ def to_recommendations(
                 text=text,
                 text_hash=text_hash(text),
                 year_tags=tags,
+                highlights=highlights(draft),
                 action=found.action,  # type: ignore[arg-type]
                 strength=found.strength,  # type: ignore[arg-type]
                 timeframe=found.timeframe,  # type: ignore[arg-type]
