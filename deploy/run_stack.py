@@ -310,12 +310,10 @@ class Stack:
 
     def auth_headers(self, role: str = "clinician") -> dict[str, str]:
         """Authorization header of the local account `role` (its password from initial-passwords.txt)."""
-        passwords = {}
-        for line in (self.cfg.var_dir / "auth" / "initial-passwords.txt").read_text().splitlines():
-            if line and not line.startswith("#"):
-                name, password = line.split(" ", 1)
-                passwords[name] = password
-        data = urllib.parse.urlencode({"username": role, "password": passwords[role]}).encode()
+        from gateway.security.local_accounts import read_initial_passwords
+
+        password = read_initial_passwords(self.cfg.var_dir / "auth")[role]
+        data = urllib.parse.urlencode({"username": role, "password": password}).encode()
         url = f"http://127.0.0.1:{self.cfg.gateway_port}/api/v1/auth/token"
         with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=10) as reply:
             token = json.load(reply)["access_token"]

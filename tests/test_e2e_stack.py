@@ -75,10 +75,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory, ng12_pdf: Path, redis_url: s
 
 
 def _initial_password(stack, role: str) -> str:  # type: ignore[no-untyped-def]
-    for line in (stack.cfg.var_dir / "auth" / "initial-passwords.txt").read_text().splitlines():
-        if line.startswith(f"{role} "):
-            return line.split(" ", 1)[1]
-    raise AssertionError(f"no initial password for {role}")
+    from gateway.security.local_accounts import read_initial_passwords
+
+    return read_initial_passwords(stack.cfg.var_dir / "auth")[role]
 
 
 @pytest.fixture(scope="module")

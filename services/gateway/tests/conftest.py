@@ -136,11 +136,12 @@ def chat_url(redis_url: str, key_prefix: str) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def live_stack(
-    retrieval_addr: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TestClient]:
-    """Gateway -> real assessment and chat apps (HTTP) -> the REAL retrieval server (repo-root fixture)."""
+@contextmanager
+def live_gateway_settings(
+    retrieval_addr: str, redis_url: str, tmp: Path, **overrides: Any
+) -> Iterator[GatewaySettings]:
+    """Settings of a gateway in front of the REAL assessment and chat apps (served over HTTP) and
+    the real retrieval server; this run's Redis keys are removed afterwards."""
     from assessment.app import create_app as create_assessment
     from assessment.settings import AssessmentSettings
     from chat.app import create_app as create_chat
@@ -153,25 +154,38 @@ def live_stack(
     chat = create_chat(
         ChatSettings(redis_url=redis_url, retrieval_addr=retrieval_addr, chat_key_prefix=prefix)
     )
-    with serve(assessment) as a_url, serve(chat) as c_url:
-        settings = GatewaySettings(
-            assessment_url=a_url,
-            chat_url=c_url,
-            retrieval_addr=retrieval_addr,
-            redis_url=redis_url,
-            frontend_dir=REPO / "frontend",
-            job_key_prefix=f"{prefix}:jobs",
-            ingestion_queue=f"{prefix}:queue",
-            environment="test",
-            **security_settings(tmp_path_factory.mktemp("gateway"), prefix),
-        )
+    try:
+        with serve(assessment) as a_url, serve(chat) as c_url:
+            yield GatewaySettings(
+                **{
+                    "assessment_url": a_url,
+                    "chat_url": c_url,
+                    "retrieval_addr": retrieval_addr,
+                    "redis_url": redis_url,
+                    "frontend_dir": REPO / "frontend",
+                    "job_key_prefix": f"{prefix}:jobs",
+                    "ingestion_queue": f"{prefix}:queue",
+                    "environment": "test",
+                    **security_settings(tmp, prefix),
+                    **overrides,
+                }
+            )
+    finally:
+        raw = redis.Redis.from_url(redis_url)
+        for key in raw.scan_iter(match=f"{prefix}*"):
+            raw.delete(key)
+        raw.close()
+
+
+@pytest.fixture(scope="module")
+def live_stack(
+    retrieval_addr: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TestClient]:
+    """Gateway -> real assessment and chat apps (HTTP) -> the REAL retrieval server (repo-root fixture)."""
+    with live_gateway_settings(retrieval_addr, redis_url, tmp_path_factory.mktemp("gateway")) as settings:
         with TestClient(create_app(settings), raise_server_exceptions=False) as client:
             wait_for(lambda: client.get("/readyz").status_code == 200, 120, 0.5, "the live stack to be ready")
             yield client
-    raw = redis.Redis.from_url(redis_url)
-    for key in raw.scan_iter(match=f"{prefix}*"):
-        raw.delete(key)
-    raw.close()
 
 
 @pytest.fixture

@@ -196,3 +196,20 @@ def test_gateway_on_postgres(make_gateway: Callable[..., TestClient], audit_url:
         records = client.get("/api/v1/admin/audit", headers=ADMIN).json()["records"]
         assert [r["kind"] for r in records] == ["session", "admin"]
     assert _cli(audit_url, "verify").returncode == 0
+
+
+def test_no_answer_without_its_audit_record(offline_gateway: TestClient) -> None:
+    """If the trail cannot be written the caller gets a clear 503, not a 500 and not an unaudited answer."""
+    with offline_gateway.app.state.engine.begin() as conn:  # type: ignore[attr-defined]
+        conn.execute(text("DROP TABLE audit_log"))
+    reply = offline_gateway.post("/api/v1/chat/sessions", headers=CLINICIAN)
+    assert reply.status_code == 503, reply.text
+    assert reply.json()["error"]["code"] == "audit_unavailable"
+
+
+def test_redis_down_is_a_clear_503(make_gateway: Callable[..., TestClient]) -> None:
+    from tests.support import free_port
+
+    with make_gateway(session_redis_url=f"redis://127.0.0.1:{free_port()}/0") as client:
+        reply = client.post("/api/v1/chat/sessions", headers=CLINICIAN)
+        assert reply.status_code == 503 and reply.json()["error"]["code"] == "redis_unavailable"

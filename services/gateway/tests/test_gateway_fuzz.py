@@ -5,15 +5,13 @@ bounded examples per operation."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
-import redis
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from services.gateway.tests.conftest import REPO, bearer, security_settings, serve
+from services.gateway.tests.conftest import bearer, live_gateway_settings, serve
 
 EXAMPLES = 12
 # Index-changing and queueing admin operations are left out: they would change the shared test
@@ -29,44 +27,21 @@ STATEFUL_ADMIN = {
 def gateway_url(
     retrieval_addr: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    from assessment.app import create_app as create_assessment
-    from assessment.settings import AssessmentSettings
-    from chat.app import create_app as create_chat
-    from chat.settings import ChatSettings
+    """The real gateway served by uvicorn (schemathesis sends real HTTP), limits lifted."""
     from gateway.app import create_app
-    from gateway.settings import GatewaySettings
 
-    prefix = f"test:fuzz:{uuid.uuid4().hex}"
-    assessment = create_assessment(
-        AssessmentSettings(retrieval_addr=retrieval_addr, patients_file=REPO / "data" / "patients.json")
-    )
-    chat = create_chat(
-        ChatSettings(redis_url=redis_url, retrieval_addr=retrieval_addr, chat_key_prefix=prefix)
-    )
-    with serve(assessment) as a_url, serve(chat) as c_url:
-        gateway = create_app(
-            GatewaySettings(
-                assessment_url=a_url,
-                chat_url=c_url,
-                retrieval_addr=retrieval_addr,
-                redis_url=redis_url,
-                frontend_dir=REPO / "frontend",
-                job_key_prefix=f"{prefix}:jobs",
-                ingestion_queue=f"{prefix}:queue",
-                environment="test",
-                rate_limit_user="1000000/minute",
-                rate_limit_ip="1000000/minute",
-                rate_limit_chat="1000000/minute",
-                downstream_timeout_seconds=30,
-                **security_settings(tmp_path_factory.mktemp("fuzz"), prefix),
-            )
-        )
-        with serve(gateway) as g_url:
-            yield g_url
-    raw = redis.Redis.from_url(redis_url)
-    for key in raw.scan_iter(match=f"{prefix}*"):
-        raw.delete(key)
-    raw.close()
+    unlimited = "1000000/minute"
+    with live_gateway_settings(
+        retrieval_addr,
+        redis_url,
+        tmp_path_factory.mktemp("fuzz"),
+        rate_limit_user=unlimited,
+        rate_limit_ip=unlimited,
+        rate_limit_chat=unlimited,
+        downstream_timeout_seconds=30,
+    ) as settings:
+        with serve(create_app(settings)) as url:
+            yield url
 
 
 def _check_operation(

@@ -96,6 +96,7 @@ def test_guideline_recommendation_with_its_printed_lines(live_stack: TestClient,
             .replace("•", "")
             for b in rec["highlights"]
         )
+
     def words(text: str) -> list[str]:  # bullet glyphs aside ("•" printed, "-" in the clean text)
         return [w for w in text.split() if w not in {"-", "•"}]
 

@@ -34,29 +34,12 @@ from pydantic import BaseModel, Field
 from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.reading.clauses import stems
-from ng12_common.reading.compose import NO_FINDING, compose, generic_concepts
+from ng12_common.reading.compose import ARTICLES_AND_SIDES, NO_FINDING, compose, generic_concepts
 from ng12_common.reading.context import ContextStatus, default_rules
 
-# Words dropped from both terms and text before matching (articles, laterality, possessives).
-_STOP = {
-    "the",
-    "a",
-    "an",
-    "his",
-    "her",
-    "their",
-    "my",
-    "left",
-    "right",
-    "both",
-    "one",
-    "single",
-    # record shorthand for the side (Oxford Handbook of General Practice: L, R, lt, rt)
-    "l",
-    "r",
-    "lt",
-    "rt",
-}
+# Words dropped from both terms and text before matching (articles, possessives, the side, and
+# counts of one: "both", "one", "single").
+_STOP = ARTICLES_AND_SIDES | {"both", "one", "single"}
 
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [

@@ -13,7 +13,7 @@ from typing import Literal, TypeVar
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PLACEHOLDER_SECRETS = frozenset({"", "changeme", "change-me", "dev-admin-key", "secret"})
+PLACEHOLDER_SECRETS = frozenset({"", "changeme", "change-me", "secret"})
 
 
 class ServiceSettings(BaseSettings):

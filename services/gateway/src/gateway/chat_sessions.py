@@ -72,15 +72,19 @@ class ChatSessions:
         return True
 
     async def list(self, subject: str) -> ChatSessionList:
-        ids = await self._redis.zrevrange(self._owner_key(subject), 0, self._max - 1)
-        sessions = []
-        for raw in ids:
-            sid = raw.decode() if isinstance(raw, bytes) else str(raw)
-            created = await self._redis.hget(self._key(sid), "created_at")  # type: ignore[misc]
-            if created is not None:
-                text = created.decode() if isinstance(created, bytes) else str(created)
-                sessions.append(ChatSessionOut(session_id=sid, created_at=text))
-        return ChatSessionList(sessions=sessions)
+        raw_ids = await self._redis.zrevrange(self._owner_key(subject), 0, self._max - 1)
+        ids = [raw.decode() if isinstance(raw, bytes) else str(raw) for raw in raw_ids]
+        async with self._redis.pipeline(transaction=False) as pipe:  # one round trip for all
+            for sid in ids:
+                pipe.hget(self._key(sid), "created_at")
+            created = await pipe.execute()
+        return ChatSessionList(
+            sessions=[
+                ChatSessionOut(session_id=sid, created_at=c.decode() if isinstance(c, bytes) else str(c))
+                for sid, c in zip(ids, created, strict=True)
+                if c is not None  # expired with its history
+            ]
+        )
 
     async def forget(self, session_id: str, subject: str) -> None:
         async with self._redis.pipeline(transaction=True) as pipe:

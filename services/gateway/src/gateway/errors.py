@@ -1,10 +1,13 @@
-"""Gateway failures as JSON ErrorResponses: downstream services and the job queue unavailable."""
+"""Gateway failures as JSON ErrorResponses (503, saying what is down): downstream services, the
+job queue, Redis (chat sessions) and the audit trail."""
 
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from redis.exceptions import RedisError
 
+from gateway.audit.recorder import AuditUnavailable
 from gateway.jobs import JobsUnavailable
 from gateway.proxy import install_proxy_errors
 from ng12_common.http_app import error_response
@@ -14,6 +17,20 @@ async def _jobs_unavailable(_: Request, exc: Exception) -> JSONResponse:
     return error_response(503, "queue_unavailable", str(exc))
 
 
+async def _redis_unavailable(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(
+        503,
+        "redis_unavailable",
+        f"Chat sessions are unavailable (Redis: {type(exc).__name__}); try again shortly.",
+    )
+
+
+async def _audit_unavailable(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(503, "audit_unavailable", str(exc))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     install_proxy_errors(app)
     app.add_exception_handler(JobsUnavailable, _jobs_unavailable)
+    app.add_exception_handler(RedisError, _redis_unavailable)
+    app.add_exception_handler(AuditUnavailable, _audit_unavailable)

@@ -25,33 +25,14 @@ _TOKEN = re.compile(r"[a-z0-9.]+|[,;]")
 _SIZE = re.compile(r"^\d+(\.\d+)?(cm|mm)$")
 _NUMBER = re.compile(r"^\d+(\.\d+)?$")
 _CLAUSE_BREAK = {",", ";", "and", "but", "plus", "also"}
-# Stop words are not counted in the window (the side, articles, possessives).
-_SKIP = {
-    "the",
-    "a",
-    "an",
-    "his",
-    "her",
-    "their",
-    "my",
-    "left",
-    "right",
-    "l",
-    "r",
-    "lt",
-    "rt",
-    "of",
-    "on",
-    "in",
-    "at",
-    "over",
-    "to",
-    "is",
-    "was",
-    "are",
-    "felt",
-    "seen",
-}
+# Articles, possessives and the side of the body (Oxford Handbook of General Practice shorthand:
+# L, R, lt, rt): not part of a finding's wording. lexicon_match drops them too.
+ARTICLES_AND_SIDES = frozenset(
+    {"the", "a", "an", "his", "her", "their", "my", "left", "right", "l", "r", "lt", "rt"}
+)
+# Not counted in the composition window: the above, and the small words that join a finding to
+# its site ("a lump on the arm", "mass felt in the breast").
+_SKIP = ARTICLES_AND_SIDES | {"of", "on", "in", "at", "over", "to", "is", "was", "are", "felt", "seen"}
 
 
 class _Group(BaseModel):

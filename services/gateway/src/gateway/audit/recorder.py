@@ -18,7 +18,9 @@ from gateway.audit.records import AuditEntry, AuditKind, AuditRecord, body_hash
 from gateway.audit.store import AuditStore
 from gateway.security.principal import Principal
 from ng12_common.http_app import route_template
-from ng12_common.logs import current_request_id
+from ng12_common.logs import current_request_id, get_logger
+
+log = get_logger("gateway.audit")
 
 
 def outcome_of(body: bytes) -> dict[str, Any]:
@@ -63,6 +65,10 @@ def client_ip(request: Request, trusted_hops: int) -> str:
     return request.client.host if request.client else ""
 
 
+class AuditUnavailable(Exception):
+    """The audit record could not be written: the caller gets 503, never an unaudited answer."""
+
+
 class AuditRecorder:
     def __init__(self, store: AuditStore, trusted_hops: int = 0) -> None:
         self.store = store
@@ -95,4 +101,11 @@ class AuditRecorder:
             summary=summary or {},
             **(outcome_of(reply) if reply and status < 400 else {}),
         )
-        return await asyncio.to_thread(self.store.append, entry)
+        try:
+            return await asyncio.to_thread(self.store.append, entry)
+        except Exception as exc:  # noqa: BLE001 - any storage failure: refuse to answer, say why
+            log.error("audit_write_failed", kind=kind, route=entry.route, error=type(exc).__name__)
+            raise AuditUnavailable(
+                f"The audit trail cannot be written ({type(exc).__name__}), so no answer is given; "
+                "try again shortly, and tell your administrator if it persists."
+            ) from None

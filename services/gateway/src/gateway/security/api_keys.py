@@ -82,12 +82,6 @@ class ApiKeyStore:
         self._cache.clear()
         return bool(done.rowcount)
 
-    def exists(self, key_id: str) -> bool:
-        with self._engine.connect() as conn:
-            return (
-                conn.execute(select(api_keys.c.key_id).where(api_keys.c.key_id == key_id)).first() is not None
-            )
-
     def authenticate(self, key: str) -> Principal | None:
         """The principal of a valid, unrevoked key, else None (blocking: run in a thread)."""
         if not key.startswith(PREFIX) or len(key) > 200:

@@ -120,21 +120,19 @@ clinical_guard = require_roles(CLINICAL_ROLES)
 admin_guard = require_roles(ADMIN_ROLES)
 
 
-async def _chat_limit(
-    request: Request, principal: Annotated[Principal, Depends(clinical_guard)]
-) -> Principal:
-    await request.app.state.rate_limiter.check_kind(principal.subject, "chat")
-    return principal
+def _tighter(guard: Callable[..., Awaitable[Principal]], kind: str) -> Callable[..., Awaitable[Principal]]:
+    """`guard`, then the per-user limit of `kind` (chat, ingestion). Depending on the same guard
+    object as the router lets FastAPI run it once per request."""
 
+    # A default, not Annotated[...]: with postponed annotations FastAPI could not see the local `guard`.
+    async def _check(request: Request, principal: Principal = Depends(guard)) -> Principal:  # noqa: B008
+        await request.app.state.rate_limiter.check_kind(principal.subject, kind)
+        return principal
 
-async def _ingestion_limit(
-    request: Request, principal: Annotated[Principal, Depends(admin_guard)]
-) -> Principal:
-    await request.app.state.rate_limiter.check_kind(principal.subject, "ingestion")
-    return principal
+    return _check
 
 
 Clinical = Annotated[Principal, Depends(clinical_guard)]
-ClinicalChat = Annotated[Principal, Depends(_chat_limit)]
+ClinicalChat = Annotated[Principal, Depends(_tighter(clinical_guard, "chat"))]
 Admin = Annotated[Principal, Depends(admin_guard)]
-AdminIngestion = Annotated[Principal, Depends(_ingestion_limit)]
+AdminIngestion = Annotated[Principal, Depends(_tighter(admin_guard, "ingestion"))]
