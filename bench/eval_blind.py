@@ -124,7 +124,9 @@ def main() -> int:
 
     from tests.support import find_pdf, load_launcher, stack_config
 
-    redis_url = re.sub(r"/\d+$", "/12", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"))
+    # EVAL_REDIS_DB: a database of its own, so two evaluations on one machine do not flush each other
+    eval_db = os.environ.get("EVAL_REDIS_DB", "12")
+    redis_url = re.sub(r"/\d+$", f"/{eval_db}", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"))
     redis.Redis.from_url(redis_url).flushdb()
     launcher = load_launcher()
     with tempfile.TemporaryDirectory(prefix="ng12-eval-blind-") as var_dir:
