@@ -106,8 +106,11 @@ def _messages(
 
 def _source_messages(version: str, pdf_path: Path) -> Iterator[pb.UploadSourceRequest]:
     with pdf_path.open("rb") as fh:
-        while piece := fh.read(SOURCE_PIECE):
-            yield pb.UploadSourceRequest(version=version, data=piece)
+        piece = fh.read(SOURCE_PIECE)
+        while piece:
+            following = fh.read(SOURCE_PIECE)
+            yield pb.UploadSourceRequest(version=version, data=piece, last=not following)
+            piece = following
 
 
 def upload_index(

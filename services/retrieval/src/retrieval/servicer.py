@@ -18,6 +18,7 @@ from grpc_health.v1.health import aio as health_aio
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+from ng12_common.logs import get_logger
 from ng12_common.served_recommendations import rec_sort_key
 from retrieval import browse, convert
 from retrieval.embeddings import CachedQueryEmbedder
@@ -37,6 +38,7 @@ SERVICE_NAME = "ng12.retrieval.v1.Retrieval"
 MAX_EMBED_TEXTS = 256
 MAX_EMBED_CHARS = 2000
 T = TypeVar("T")
+log = get_logger("retrieval.servicer")
 
 
 class RetrievalServicer(pb_grpc.RetrievalServicer):
@@ -285,25 +287,18 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     ) -> pb.UploadChunksResponse:
         version = ""
         n_chunks = n_recs = 0
-        try:
-            async for message in request_iterator:
-                version, n_chunks, n_recs = await self._upload_one(
-                    context, message, version, n_chunks, n_recs
-                )
-        except asyncio.CancelledError:
-            await self._abandoned(version, "the upload stream was cancelled (client gone)")
-            raise
+        async for message in request_iterator:
+            version, n_chunks, n_recs = await self._upload_one(context, message, version, n_chunks, n_recs)
         return pb.UploadChunksResponse(
             version=version, chunks_received=n_chunks, recommendations_received=n_recs
         )
 
     async def _abandoned(self, version: str, reason: str) -> None:
-        """A client that vanished mid-stream (worker killed): fail and clean its build now."""
-        if version:
-            try:
-                await asyncio.shield(self.store.abort(version, reason))
-            except IndexError_:
-                pass
+        try:
+            await self.store.abort(version, reason)
+            log.warning("index_build_abandoned", version=version, reason=reason)
+        except IndexError_:
+            pass  # already finished, failed or aborted
 
     async def _upload_one(
         self,
@@ -332,17 +327,23 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         self, request_iterator: AsyncIterator[pb.UploadSourceRequest], context: grpc.aio.ServicerContext
     ) -> pb.UploadSourceResponse:
         version = ""
-        try:
-            async for message in request_iterator:
-                if not message.version or (version and message.version != version):
-                    await context.abort(
-                        grpc.StatusCode.INVALID_ARGUMENT, "every message must name the one version it feeds"
-                    )
-                version = message.version
-                await self._lifecycle(context, self.store.add_source(version, message.data))
-        except asyncio.CancelledError:
-            await self._abandoned(version, "the source upload was cancelled (client gone)")
-            raise
+        complete = False
+        async for message in request_iterator:
+            if not message.version or (version and message.version != version):
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, "every message must name the one version it feeds"
+                )
+            version = message.version
+            await self._lifecycle(context, self.store.add_source(version, message.data))
+            complete = message.last
+        if version and not complete:
+            # grpc reports a vanished client's stream as ended: only the `last` flag says it was not
+            await self._abandoned(
+                version, "the source upload was cut off before its last piece (client gone)"
+            )
+            await context.abort(
+                grpc.StatusCode.ABORTED, f"source upload of {version} was cut off; build failed"
+            )
         if not version:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no source data was sent")
         size, sha = self.store.source_uploaded(version)

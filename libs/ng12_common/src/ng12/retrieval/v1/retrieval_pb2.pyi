@@ -403,12 +403,14 @@ class EmbedResponse(_message.Message):
     def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., embedder_id: _Optional[str] = ..., dimension: _Optional[int] = ..., index_version: _Optional[str] = ...) -> None: ...
 
 class UploadSourceRequest(_message.Message):
-    __slots__ = ("version", "data")
+    __slots__ = ("version", "data", "last")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
     version: str
     data: bytes
-    def __init__(self, version: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+    last: bool
+    def __init__(self, version: _Optional[str] = ..., data: _Optional[bytes] = ..., last: _Optional[bool] = ...) -> None: ...
 
 class UploadSourceResponse(_message.Message):
     __slots__ = ("version", "size", "sha256")
