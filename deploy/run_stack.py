@@ -105,6 +105,7 @@ def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
         "RETRIEVAL_ADDR": retrieval_addr,
         "NG12_PDF": str(cfg.ng12_pdf),
         "KB_DIR": str(cfg.var_dir / "kb"),
+        "UPLOAD_DIR": str(cfg.var_dir / "uploads"),
         "PATIENTS_FILE": str(REPO / "data" / "patients.json"),
         "ASSESSMENT_URL": f"http://127.0.0.1:{cfg.assessment_port}",
         "CHAT_URL": f"http://127.0.0.1:{cfg.chat_port}",

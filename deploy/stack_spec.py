@@ -51,6 +51,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "VERTEX_EMBEDDING_DIMENSION": "768",
             "GRPC_REFLECTION": "false",
             "RETRIEVAL_SERVICE_TOKEN": "",
+            "KEEP_VERSIONS": "3",
         },
         health="grpc",
     ),
@@ -68,6 +69,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "KB_DIR": "var/kb",
             "INGEST_ON_START": "if_empty",
             "RETRIEVAL_SERVICE_TOKEN": "",
+            "UPLOAD_DIR": "var/uploads",
         },
         health="celery",
     ),
@@ -141,6 +143,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "RATE_LIMIT_INGESTION": "10/hour",
             "CORS_ALLOW_ORIGINS": "",
             "RETRIEVAL_SERVICE_TOKEN": "",
+            "UPLOAD_DIR": "var/uploads",
         },
     ),
 )

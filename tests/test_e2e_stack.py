@@ -288,8 +288,11 @@ def test_admin_reingestion_creates_and_activates_a_new_version(stack, api: httpx
     headers = stack.auth_headers("admin")
     before = api.get("/api/v1/admin/indexes", headers=headers).json()
     rid = f"e2e-ingest-{uuid.uuid4().hex}"
+    # the same PDF again builds nothing unless forced (the worker compares sha256 with the served one)
     r = api.post(
-        "/api/v1/admin/ingestions", json={"activate": True}, headers={**headers, "X-Request-ID": rid}
+        "/api/v1/admin/ingestions",
+        json={"activate": True, "force": True},
+        headers={**headers, "X-Request-ID": rid},
     )
     assert r.status_code == 202, r.text
     job_id = r.json()["job_id"]

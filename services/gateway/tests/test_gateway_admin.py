@@ -51,7 +51,12 @@ def test_every_admin_route_is_guarded(offline_gateway: TestClient) -> None:
             schemes = {name for entry in operation["security"] for name in entry}
             assert schemes == {"OAuth2PasswordBearer", "APIKeyHeader"}, path
             concrete = (
-                path.replace("{job_id}", "abc").replace("{version}", "v1").replace("{key_id}", "0" * 16)
+                path.replace("{job_id}", "abc")
+                .replace("{version}", "v1")
+                .replace("{key_id}", "0" * 16)
+                .replace("{a}", "v1")
+                .replace("{b}", "v2")
+                .replace("{chunk_id}", "ng12:rec:1.1.1")
             )
             reply = offline_gateway.request(method.upper(), concrete)
             assert reply.status_code == 401, (method, path, reply.status_code)
@@ -82,6 +87,7 @@ def test_ingestion_job_lifecycle(
         assert kwargs == {"pdf_path": "/data/ng12.pdf", "activate": False}
 
         status = offline_gateway.get(f"/api/v1/admin/ingestions/{job_id}", headers=admin_headers).json()
+        assert status.pop("created_at").endswith("Z")
         assert status == {
             "job_id": job_id,
             "state": "PENDING",
@@ -89,7 +95,14 @@ def test_ingestion_job_lifecycle(
             "progress": None,
             "result": None,
             "error": None,
+            "filename": None,
         }
+        # one job at a time: a second request while this one is queued is refused, naming it
+        busy = offline_gateway.post("/api/v1/admin/ingestions", json={}, headers=admin_headers)
+        assert busy.status_code == 409 and busy.json()["error"]["code"] == "ingestion_running"
+        assert busy.json()["error"]["job_id"] == job_id
+        listed = offline_gateway.get("/api/v1/admin/ingestions", headers=admin_headers).json()["jobs"]
+        assert [j["job_id"] for j in listed] == [job_id]
 
         # what the worker's update_state / return / failure write into the result backend
         backend = offline_gateway.app.state.jobs.celery.backend  # type: ignore[attr-defined]

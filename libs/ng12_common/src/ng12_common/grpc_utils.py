@@ -24,14 +24,32 @@ from ng12_common.metrics import GRPC_SERVER_LATENCY, GRPC_SERVER_REQUESTS
 log = get_logger("ng12.grpc")
 
 RETRIEVAL_SERVICE = "ng12.retrieval.v1.Retrieval"
-IDEMPOTENT_READS = ("Search", "GetRecommendations", "GetLexicon", "ListIndexVersions", "GetActiveIndex")
+IDEMPOTENT_READS = (
+    "Search",
+    "GetRecommendations",
+    "GetLexicon",
+    "ListIndexVersions",
+    "GetActiveIndex",
+    "RenderPage",
+    "ListChunks",
+    "GetChunk",
+)
 
 
 SERVICE_TOKEN_METADATA = "x-ng12-service-token"
 # RPCs that change what is served: they need RETRIEVAL_SERVICE_TOKEN when retrieval has one.
 INDEX_CHANGING = frozenset(
-    {"BeginIndex", "UploadChunks", "FinishIndex", "AbortIndex", "ActivateIndex", "RollbackIndex"}
+    {
+        "BeginIndex",
+        "UploadChunks",
+        "UploadSource",
+        "FinishIndex",
+        "AbortIndex",
+        "ActivateIndex",
+        "RollbackIndex",
+    }
 )
+CLIENT_STREAMING = frozenset({"UploadChunks", "UploadSource"})
 
 
 def request_metadata(service_token: str = "") -> tuple[tuple[str, str], ...]:
@@ -68,7 +86,7 @@ def _deny(method: str) -> grpc.RpcMethodHandler:
     async def abort_stream(_: Any, context: grpc.aio.ServicerContext) -> None:
         await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs the retrieval service token")
 
-    if method == "UploadChunks":
+    if method in CLIENT_STREAMING:
         return grpc.stream_unary_rpc_method_handler(abort_stream)
     return grpc.unary_unary_rpc_method_handler(abort_unary)
 

@@ -44,6 +44,7 @@ class ErrorDetail(BaseModel):
     message: str  # says what happened and what to do
     request_id: str | None = None
     fields: list[dict[str, Any]] | None = None  # for validation errors: [{field, problem}]
+    job_id: str | None = None  # 409 ingestion_running: the job still running
 
 
 class ErrorResponse(BaseModel):

@@ -131,8 +131,59 @@ class RetrievalClient:
         result: pb.SearchResponse = await self._call("Search", request, timeout)
         return result
 
-    async def get_recommendations(self, ids: Sequence[str] = (), timeout: float | None = None) -> Any:
-        return await self._call("GetRecommendations", pb.GetRecommendationsRequest(ids=list(ids)), timeout)
+    async def get_recommendations(
+        self, ids: Sequence[str] = (), timeout: float | None = None, version: str = ""
+    ) -> Any:
+        """Canonical recommendations of the active version, or of `version` (any that holds data)."""
+        return await self._call(
+            "GetRecommendations", pb.GetRecommendationsRequest(ids=list(ids), version=version), timeout
+        )
+
+    async def render_page(
+        self,
+        page: int,
+        highlight_id: str = "",
+        scale: float = 0.0,
+        version: str = "",
+        timeout: float | None = None,
+    ) -> pb.RenderPageResponse:
+        """PNG of a printed page of a version's own PDF (active by default), a recommendation's
+        boxes drawn on it. NOT_FOUND -> RetrievalNotFound, page out of range -> RetrievalInvalidArgument."""
+        result: pb.RenderPageResponse = await self._call(
+            "RenderPage",
+            pb.RenderPageRequest(version=version, page=page, highlight_id=highlight_id, scale=scale),
+            timeout or max(self.timeout, 15.0),
+        )
+        return result
+
+    async def list_chunks(
+        self,
+        version: str = "",
+        doc_type: str = "",
+        section: str = "",
+        q: str = "",
+        offset: int = 0,
+        limit: int = 20,
+        timeout: float | None = None,
+    ) -> pb.ListChunksResponse:
+        result: pb.ListChunksResponse = await self._call(
+            "ListChunks",
+            pb.ListChunksRequest(
+                version=version, doc_type=doc_type, section=section, q=q, offset=offset, limit=limit
+            ),
+            timeout or max(self.timeout, 10.0),
+        )
+        return result
+
+    async def get_chunk(
+        self, chunk_id: str, version: str = "", timeout: float | None = None
+    ) -> pb.GetChunkResponse:
+        result: pb.GetChunkResponse = await self._call(
+            "GetChunk",
+            pb.GetChunkRequest(version=version, chunk_id=chunk_id),
+            timeout or max(self.timeout, 10.0),
+        )
+        return result
 
     async def get_lexicon(self, timeout: float | None = None) -> pb.GetLexiconResponse:
         """The active index's lexicon: concept, kind, guideline label and synonyms per term."""

@@ -14,6 +14,9 @@ class IngestionRequest(BaseModel):
         default=None, min_length=1, max_length=1024, description="PDF on the worker; default: its NG12_PDF."
     )
     activate: bool = Field(default=True, description="Activate the new index when it is complete and valid.")
+    force: bool = Field(
+        default=False, description="Build even when the PDF's sha256 is the active version's own."
+    )
 
 
 class JobAccepted(BaseModel):
@@ -21,13 +24,27 @@ class JobAccepted(BaseModel):
     status: Literal["queued"] = "queued"
 
 
+class IngestionUnchanged(BaseModel):
+    """The uploaded PDF is the one the active version was built from: nothing was queued."""
+
+    status: Literal["unchanged"] = "unchanged"
+    version: str
+    sha256: str
+
+
 class JobStatus(BaseModel):
     job_id: str
     state: str  # Celery state: PENDING, STARTED, PROGRESS, SUCCESS, FAILURE, RETRY, REVOKED
     stage: str = ""
     progress: float | None = None  # 0..1 when the worker reports it
-    result: Any = None
+    result: Any = None  # when done: the job report (version, status, counts, warnings, criteria)
     error: str | None = None
+    created_at: str = ""
+    filename: str | None = None  # of an uploaded PDF
+
+
+class JobList(BaseModel):
+    jobs: list[JobStatus]
 
 
 class GuidelineInfoOut(BaseModel):
@@ -52,6 +69,14 @@ class IndexVersionOut(BaseModel):
     activated_at: str = ""
     error: str = ""
     description: str = ""
+    stale_criteria: list[str] = Field(
+        default_factory=list, description="curated criteria pinned to text that changed (not used)"
+    )
+    unused_criteria: list[str] = Field(
+        default_factory=list, description="curated entries matching no recommendation of this guideline"
+    )
+    has_source_pdf: bool = False
+    source_filename: str = ""
 
 
 class IndexVersionList(BaseModel):

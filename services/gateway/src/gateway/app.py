@@ -11,7 +11,14 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 from redis.exceptions import RedisError
 
-from gateway import routes_admin, routes_auth, routes_guideline, routes_public, routes_search
+from gateway import (
+    routes_admin,
+    routes_admin_index,
+    routes_auth,
+    routes_guideline,
+    routes_public,
+    routes_search,
+)
 from gateway.audit.recorder import AuditRecorder
 from gateway.audit.store import AuditStore
 from gateway.chat_sessions import ChatSessions
@@ -36,7 +43,8 @@ from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "gateway"
 API_PREFIX = "/api/v1"
-UPLOAD_PATH = f"{API_PREFIX}/admin/ingestions/upload"
+UPLOAD_PATH = f"{API_PREFIX}/admin/ingestions"  # multipart PDF uploads (the file cap + form overhead)
+UPLOAD_FORM_OVERHEAD = 64 * 1024
 log = get_logger("gateway.app")
 
 
@@ -115,6 +123,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             record_ttl_seconds=settings.job_record_ttl_seconds,
             key_prefix=settings.job_key_prefix,
             queue=settings.ingestion_queue,
+            running_ttl_seconds=settings.ingestion_running_ttl_seconds,
         )
         assessment = Downstream("assessment", settings.assessment_url, http)
         chat = Downstream("chat", settings.chat_url, http)
@@ -183,6 +192,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     api.include_router(routes_search.router)
     api.include_router(routes_guideline.router)
     api.include_router(routes_admin.router)
+    api.include_router(routes_admin_index.router)
     app.include_router(api)
     if settings.cors_allow_origins:
         app.add_middleware(
@@ -196,7 +206,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     app.add_middleware(
         BodySizeLimit,
         max_bytes=settings.max_body_bytes,
-        upload_paths={UPLOAD_PATH: settings.max_upload_bytes},
+        upload_paths={UPLOAD_PATH: settings.max_upload_bytes + UPLOAD_FORM_OVERHEAD},
     )
     if settings.frontend_dir.is_dir():  # last: the API, health and docs routes take precedence
         app.mount("/", StaticFiles(directory=settings.frontend_dir, html=True), name="frontend")

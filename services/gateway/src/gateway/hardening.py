@@ -1,7 +1,8 @@
 """Browser and abuse hardening at the edge: request size caps, security headers, local API docs.
 
 - `BodySizeLimit`: a request body over the cap gets 413 before it is read (Content-Length), or
-  as soon as a streamed body passes the cap. The PDF upload route has its own, larger cap.
+  as soon as a streamed body passes the cap. The PDF upload route has its own, larger cap, for
+  multipart bodies only (JSON sent there keeps the small cap).
 - `SecurityHeaders`: `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`,
   `X-Frame-Options: DENY` and a Content-Security-Policy with `frame-ancestors 'none'` on every
   response; the frontend and the API docs load scripts and styles only from this origin (the docs'
@@ -57,7 +58,12 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        cap = self.upload_paths.get(scope.get("path", ""), self.max_bytes)
+        cap = self.max_bytes
+        upload_cap = self.upload_paths.get(scope.get("path", ""))
+        if upload_cap is not None:
+            for name, value in scope.get("headers", []):
+                if name == b"content-type" and value.lower().startswith(b"multipart/form-data"):
+                    cap = upload_cap
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
@@ -92,7 +98,14 @@ class BodySizeLimit:
                 await self._refuse(scope, receive, send, cap)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, cap: int) -> None:
-        response = error_response(413, "body_too_large", _too_large(cap))
+        if cap != self.max_bytes:  # the PDF upload
+            response = error_response(
+                413,
+                "file_too_large",
+                f"The upload is larger than the {cap // (1024 * 1024)} MB limit for a guideline PDF.",
+            )
+        else:
+            response = error_response(413, "body_too_large", _too_large(cap))
         await response(scope, receive, send)
 
 

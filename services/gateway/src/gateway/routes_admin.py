@@ -8,22 +8,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+from starlette.datastructures import UploadFile
 
-from gateway.admin_models import IndexVersionList, IndexVersionOut, IngestionRequest, JobAccepted, JobStatus
+from gateway.admin_models import (
+    IndexVersionList,
+    IndexVersionOut,
+    IngestionRequest,
+    IngestionUnchanged,
+    JobAccepted,
+    JobList,
+    JobStatus,
+)
 from gateway.audit.records import AuditKind, AuditRecord
 from gateway.deps import ApiKeys, Audit, Jobs, Retrieval
+from gateway.jobs import IngestionJobs, IngestionRunning
 from gateway.security.api_keys import ApiKeyInfo, CreatedApiKey
 from gateway.security.authenticate import Admin, AdminIngestion, admin_guard
 from gateway.security.principal import Role
-from ng12_common.models import ErrorResponse
+from gateway.uploads import UploadRefused, check_pdf, safe_filename, store_pdf
+from ng12_common.models import ErrorDetail, ErrorResponse
+from ng12_common.retrieval_client import NoActiveIndex, RetrievalClient
 
 router = APIRouter(
     prefix="/admin",
@@ -62,13 +76,186 @@ async def _admin(audit: Any, request: Request, status: int, **summary: Any) -> N
     await audit.write(request, "admin", status, summary=summary)
 
 
-@router.post("/ingestions", status_code=202, response_model=JobAccepted)
+_INGESTION_BODY = {
+    "requestBody": {
+        "required": False,
+        "content": {
+            "application/json": {"schema": IngestionRequest.model_json_schema()},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["pdf"],
+                    "properties": {
+                        "pdf": {"type": "string", "format": "binary", "description": "the NG12 PDF"},
+                        "activate": {"type": "string", "enum": ["true", "false"], "default": "true"},
+                        "force": {"type": "string", "enum": ["true", "false"], "default": "false"},
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+def _running(exc: IngestionRunning) -> JSONResponse:
+    from ng12_common.logs import current_request_id
+
+    detail = ErrorDetail(
+        code="ingestion_running", message=str(exc), request_id=current_request_id(), job_id=exc.job_id
+    )
+    return JSONResponse(status_code=409, content={"error": detail.model_dump(exclude_none=True)})
+
+
+def _flag(form: Any, name: str, default: bool) -> bool:
+    value = form.get(name)
+    if value is None or value == "":
+        return default
+    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
+        return value.strip().lower() == "true"
+    raise RequestValidationError(
+        [{"type": "bool_parsing", "loc": ("body", name), "msg": "must be 'true' or 'false'", "input": value}]
+    )
+
+
+@router.post(
+    "/ingestions",
+    status_code=202,
+    response_model=JobAccepted,
+    openapi_extra=_INGESTION_BODY,
+    responses={
+        200: {
+            "model": IngestionUnchanged,
+            "description": "the PDF is the active version's own: nothing queued",
+        },
+        409: {"model": ErrorResponse, "description": "another ingestion is running (error.job_id)"},
+        413: {"model": ErrorResponse},
+        415: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+    },
+)
 async def start_ingestion(
-    request: Request, body: IngestionRequest, user: AdminIngestion, jobs: Jobs, audit: Audit
-) -> JobAccepted:
-    accepted = JobAccepted(job_id=await jobs.enqueue(body.pdf_path, body.activate))
-    await _admin(audit, request, 202, action="ingestion", job_id=accepted.job_id, activate=body.activate)
-    return accepted
+    request: Request, user: AdminIngestion, jobs: Jobs, audit: Audit, retrieval: Retrieval
+) -> Response:
+    """Re-ingest: JSON `{pdf_path?, activate, force}` (a PDF the worker can read, default its
+    NG12_PDF) or multipart `pdf` (an uploaded PDF, checked before anything is queued)."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media == "multipart/form-data":
+        return await _start_upload(request, jobs, audit, retrieval)
+    if media not in ("", "application/json"):
+        await _admin(audit, request, 415, action="ingestion", refused="unsupported_media_type")
+        raise HTTPException(
+            status_code=415,
+            detail={
+                "code": "unsupported_media_type",
+                "message": "Send JSON (application/json) or a PDF upload (multipart/form-data, field pdf).",
+            },
+        )
+    raw = await request.body()
+    try:
+        body = IngestionRequest.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors(include_url=False)]
+        ) from None
+    try:
+        job_id = await jobs.claim()
+    except IngestionRunning as exc:
+        await _admin(audit, request, 409, action="ingestion", refused="ingestion_running", running=exc.job_id)
+        return _running(exc)
+    try:
+        await jobs.enqueue(body.pdf_path, body.activate, force=body.force, job_id=job_id)
+    except BaseException:
+        await jobs.release(job_id)
+        raise
+    await _admin(
+        audit, request, 202, action="ingestion", job_id=job_id, activate=body.activate, force=body.force
+    )
+    return JSONResponse(status_code=202, content=JobAccepted(job_id=job_id).model_dump())
+
+
+async def _start_upload(
+    request: Request, jobs: IngestionJobs, audit: Any, retrieval: RetrievalClient
+) -> Response:
+    settings = request.app.state.settings
+    running = await jobs.running()
+    if running is not None:
+        await _admin(
+            audit, request, 409, action="ingestion_upload", refused="ingestion_running", running=running
+        )
+        return _running(IngestionRunning(running))
+    form = await request.form(max_files=1, max_fields=4)
+    try:
+        upload = form.get("pdf")
+        if not isinstance(upload, UploadFile):
+            raise RequestValidationError(
+                [{"type": "missing", "loc": ("body", "pdf"), "msg": "a PDF file is required", "input": None}]
+            )
+        activate = _flag(form, "activate", True)
+        force = _flag(form, "force", False)
+        filename = safe_filename(upload.filename)
+        try:
+            checked = await asyncio.to_thread(
+                check_pdf, upload.file, upload.content_type, settings.max_upload_bytes
+            )
+        except UploadRefused as exc:
+            await _admin(
+                audit, request, exc.status, action="ingestion_upload", refused=exc.code, filename=filename
+            )
+            raise HTTPException(
+                status_code=exc.status, detail={"code": exc.code, "message": exc.message}
+            ) from None
+        try:
+            active = await retrieval.active_index()
+        except NoActiveIndex:
+            active = None
+        if active is not None and not force and active.guideline.source_sha256 == checked.sha256:
+            unchanged = IngestionUnchanged(version=active.version, sha256=checked.sha256)
+            await _admin(
+                audit, request, 200, action="ingestion_upload", unchanged=active.version, filename=filename
+            )
+            return JSONResponse(status_code=200, content=unchanged.model_dump())
+        try:
+            job_id = await jobs.claim()
+        except IngestionRunning as exc:
+            await _admin(
+                audit,
+                request,
+                409,
+                action="ingestion_upload",
+                refused="ingestion_running",
+                running=exc.job_id,
+            )
+            return _running(exc)
+        stored: FilePath | None = None
+        try:
+            stored = await asyncio.to_thread(store_pdf, upload.file, settings.upload_dir, job_id)
+            await jobs.enqueue(str(stored), activate, force=force, filename=filename, job_id=job_id)
+        except BaseException:
+            if stored is not None:
+                stored.unlink(missing_ok=True)
+            await jobs.release(job_id)
+            raise
+        await _admin(
+            audit,
+            request,
+            202,
+            action="ingestion_upload",
+            job_id=job_id,
+            activate=activate,
+            force=force,
+            filename=filename,
+            sha256=checked.sha256,
+            size=checked.size,
+        )
+        return JSONResponse(status_code=202, content=JobAccepted(job_id=job_id).model_dump())
+    finally:
+        await form.close()
+
+
+@router.get("/ingestions", response_model=JobList)
+async def list_ingestions(jobs: Jobs) -> JobList:
+    """The last 50 ingestion jobs, newest first, with their state, stage and progress."""
+    return JobList(jobs=await jobs.recent())
 
 
 @router.get("/ingestions/{job_id}", response_model=JobStatus, responses={404: {"model": ErrorResponse}})

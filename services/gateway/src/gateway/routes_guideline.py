@@ -1,27 +1,44 @@
-"""The guideline viewer's data: one recommendation, verbatim, with where it is printed.
+"""The guideline viewer's data (clinicians and admins), all from the ACTIVE index version.
 
-`GET /api/v1/guideline/recommendations/{id}` answers the canonical text of the active index
-version with `highlights`: one box per printed line, in PDF points (top-left origin) on the PDF
-page `page_index` (printed page `page`), as ingestion read them from the PDF's layout. Audited
-as a guideline view.
+- `GET /guideline/recommendations/{id}`: the canonical text with `highlights`: one box per
+  printed line, in PDF points (top-left origin) on the PDF page `page_index` (printed page
+  `page`), as ingestion read them from the PDF's layout. Audited as a guideline view.
+- `GET /guideline/pages/{page}.png?highlight={id}&scale=`: the printed page rendered by retrieval
+  from the version's own PDF, the recommendation's boxes drawn (cached there per version, page,
+  scale and highlight; the gateway passes the bytes through with an ETag).
+- `GET /guideline/sections`, `GET /guideline/recommendations?section=&q=`: browse and search.
+- `GET /guideline/symptom-tables?q=`: the Part B symptom table rows the knowledge base holds.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 import grpc
 import orjson
-from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi.responses import Response
 from google.protobuf.json_format import MessageToDict
 from pydantic import BaseModel, Field
 
 from gateway.deps import Audit, Retrieval
 from gateway.security.authenticate import Clinical
 from ng12_common.models import ErrorResponse
-from ng12_common.retrieval_client import RetrievalError
+from ng12_common.retrieval_client import RetrievalError, RetrievalInvalidArgument, RetrievalNotFound
+from ng12_common.served_recommendations import rec_sort_key
 
-router = APIRouter(prefix="/guideline", tags=["guideline"])
+router = APIRouter(
+    prefix="/guideline",
+    tags=["guideline"],
+    responses={
+        401: {"model": ErrorResponse},
+        403: {"model": ErrorResponse},
+        429: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+)
+REC_ID = r"^1\.\d{1,2}\.\d{1,2}$"
 RecommendationId = Annotated[
     str, Path(pattern=r"^1\.\d{1,2}\.\d{1,2}$", description="An NG12 recommendation id, e.g. 1.1.1.")
 ]
@@ -103,3 +120,208 @@ async def recommendation(
         ),
     )
     return out
+
+
+# --- pages ---------------------------------------------------------------------------------------
+
+_PAGE = re.compile(r"^(-?\d{1,6})\.png$")
+PAGE_CACHE_CONTROL = "private, max-age=3600"
+
+
+def _page_not_found(page_file: str) -> HTTPException:
+    return HTTPException(
+        status_code=404,
+        detail={
+            "code": "page_not_found",
+            "message": f"No guideline page '{page_file}'; ask for /pages/<n>.png.",
+        },
+    )
+
+
+@router.get(
+    "/pages/{page_file}",
+    response_class=Response,
+    responses={
+        200: {"content": {"image/png": {}}, "description": "the printed page, highlight drawn"},
+        304: {"description": "If-None-Match matched the ETag"},
+        404: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+    },
+)
+async def page_png(
+    request: Request,
+    page_file: Annotated[str, Path(max_length=16, description="'<printed page>.png', e.g. 9.png")],
+    user: Clinical,
+    retrieval: Retrieval,
+    audit: Audit,
+    highlight: Annotated[
+        str | None, Query(pattern=REC_ID, description="a recommendation id whose boxes are drawn")
+    ] = None,
+    scale: Annotated[float, Query(ge=1.0, le=3.0, description="zoom; 1.5 is 108 dpi")] = 1.5,
+) -> Response:
+    match = _PAGE.match(page_file)
+    if match is None:
+        raise _page_not_found(page_file)
+    page = int(match.group(1))
+    summary = {"page": page, "recommendation_id": highlight}
+    try:
+        rendered = await retrieval.render_page(page, highlight_id=highlight or "", scale=scale)
+    except RetrievalNotFound as exc:
+        await audit.write(request, "guideline", 404, summary=summary)
+        code = "recommendation_not_found" if "recommendation" in exc.message else "page_not_found"
+        raise HTTPException(status_code=404, detail={"code": code, "message": exc.message}) from None
+    except RetrievalInvalidArgument as exc:
+        await audit.write(request, "guideline", 422, summary=summary)
+        raise HTTPException(
+            status_code=422, detail={"code": "page_out_of_range", "message": exc.message}
+        ) from None
+    headers = {
+        "Cache-Control": PAGE_CACHE_CONTROL,
+        "ETag": rendered.etag,
+        "X-Index-Version": rendered.index_version,
+    }
+    await audit.write(request, "guideline", 200, summary={**summary, "index_version": rendered.index_version})
+    if rendered.etag and rendered.etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=headers)
+    return Response(content=rendered.png, media_type="image/png", headers=headers)
+
+
+# --- sections, recommendation search, symptom tables ----------------------------------------------
+
+
+class Section(BaseModel):
+    id: str
+    title: str
+    recommendation_ids: list[str]
+
+
+class SectionList(BaseModel):
+    index_version: str
+    sections: list[Section]
+
+
+class RecommendationItem(BaseModel):
+    id: str
+    section: str
+    section_title: str
+    action: str
+    text: str
+    page: int
+
+
+class RecommendationPage(BaseModel):
+    index_version: str
+    total: int
+    items: list[RecommendationItem]
+
+
+class SymptomRow(BaseModel):
+    chunk_id: str
+    table: str = Field(description="the Part B table (symptom group)")
+    heading_path: list[str]
+    symptom: str
+    cancer: str
+    recommendation_ids: list[str]
+    text: str = Field(description="the row's recommendation wording, as printed")
+    page: int
+
+
+class SymptomTable(BaseModel):
+    index_version: str
+    total: int
+    items: list[SymptomRow]
+
+
+def _words_in(words: list[str], *texts: str) -> bool:
+    hay = " ".join(texts).lower()
+    return all(w in hay for w in words)
+
+
+@router.get("/sections", response_model=SectionList)
+async def sections(user: Clinical, retrieval: Retrieval) -> SectionList:
+    found = await retrieval.get_recommendations()
+    by_id: dict[str, Section] = {}
+    for rec in found.recommendations:
+        section = by_id.setdefault(
+            rec.section, Section(id=rec.section, title=rec.section_title, recommendation_ids=[])
+        )
+        section.recommendation_ids.append(rec.id)
+    ordered = sorted(by_id.values(), key=lambda s: rec_sort_key(s.id))
+    return SectionList(index_version=found.index_version, sections=ordered)
+
+
+@router.get("/recommendations", response_model=RecommendationPage)
+async def recommendations(
+    user: Clinical,
+    retrieval: Retrieval,
+    section: Annotated[str | None, Query(pattern=r"^1\.\d{1,2}$", description="e.g. 1.5")] = None,
+    q: Annotated[str | None, Query(max_length=200, description="words, all in the text or the id")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+) -> RecommendationPage:
+    found = await retrieval.get_recommendations()
+    words = (q or "").lower().split()
+    matching = [
+        r
+        for r in found.recommendations
+        if (not section or r.section == section) and _words_in(words, r.id, r.text)
+    ]
+    return RecommendationPage(
+        index_version=found.index_version,
+        total=len(matching),
+        items=[
+            RecommendationItem(
+                id=r.id,
+                section=r.section,
+                section_title=r.section_title,
+                action=r.action,
+                text=r.text,
+                page=r.page,
+            )
+            for r in matching[offset : offset + limit]
+        ],
+    )
+
+
+_ROW_LINE = re.compile(r"^(Symptom and specific features|Possible cancer|Recommendation): (.*)$")
+
+
+def symptom_row(chunk: Any) -> SymptomRow:
+    """A Part B row from its symptom_index chunk (ingestion.kb.chunks.row_chunks writes the text
+    as labelled lines and the heading path in the metadata)."""
+    meta = MessageToDict(chunk.metadata) if chunk.HasField("metadata") else {}
+    fields: dict[str, str] = {}
+    for line in chunk.text.splitlines():
+        m = _ROW_LINE.match(line.strip())
+        if m:
+            fields[m.group(1)] = m.group(2).strip()
+    path = [str(p) for p in meta.get("heading_path", [])] or chunk.section.split(" > ")
+    return SymptomRow(
+        chunk_id=chunk.chunk_id,
+        table=path[0] if path else "",
+        heading_path=path,
+        symptom=fields.get("Symptom and specific features", ""),
+        cancer=str(meta.get("possible_cancer") or fields.get("Possible cancer", "")),
+        recommendation_ids=list(chunk.recommendation_ids),
+        text=fields.get("Recommendation", ""),
+        page=chunk.page,
+    )
+
+
+@router.get("/symptom-tables", response_model=SymptomTable)
+async def symptom_tables(
+    user: Clinical,
+    retrieval: Retrieval,
+    q: Annotated[str | None, Query(max_length=200, description="words, all in the row")] = None,
+) -> SymptomTable:
+    found = await retrieval.list_chunks(doc_type="symptom_index", limit=1000)
+    rows = [symptom_row(c) for c in found.items]
+    words = (q or "").lower().split()
+    matching = [
+        r
+        for r in rows
+        if _words_in(
+            words, " ".join(r.heading_path), r.symptom, r.cancer, r.text, " ".join(r.recommendation_ids)
+        )
+    ]
+    return SymptomTable(index_version=found.index_version, total=len(matching), items=matching)

@@ -46,6 +46,12 @@ class GatewaySettings(HttpServiceSettings):
     ingestion_queue: str = Field(
         default="celery", pattern=r"^[A-Za-z0-9._:-]{1,64}$", description="Celery queue"
     )
+    upload_dir: Path = Field(
+        default=Path("var/uploads"), description="uploaded PDFs for the worker (a volume both share)"
+    )
+    ingestion_running_ttl_seconds: int = Field(
+        default=3 * 3600, ge=60, description="longest a job holds the one-ingestion-at-a-time claim"
+    )
 
     # --- identity -------------------------------------------------------------------------------
     auth_dir: Path = Field(default=Path("var/auth"), description="local accounts and the token key")

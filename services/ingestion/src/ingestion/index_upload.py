@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -22,6 +23,7 @@ from ng12_common.logs import get_logger
 
 log = get_logger("ingestion.upload")
 Progress = Callable[[str, float], None]
+SOURCE_PIECE = 1024 * 1024  # UploadSource message size (retrieval refuses larger pieces)
 
 
 class IndexBuildFailed(RuntimeError):
@@ -102,6 +104,15 @@ def _messages(
         progress("upload", min(1.0, (start + len(part)) / total))
 
 
+def _source_messages(version: str, pdf_path: Path) -> Iterator[pb.UploadSourceRequest]:
+    with pdf_path.open("rb") as fh:
+        piece = fh.read(SOURCE_PIECE)
+        while piece:
+            following = fh.read(SOURCE_PIECE)
+            yield pb.UploadSourceRequest(version=version, data=piece, last=not following)
+            piece = following
+
+
 def upload_index(
     target: str,
     kb: KnowledgeBase,
@@ -112,8 +123,13 @@ def upload_index(
     description: str = "",
     progress: Progress = lambda stage, fraction: None,
     service_token: str = "",
+    pdf_path: Path | None = None,
+    source_filename: str = "",
 ) -> dict[str, Any]:
+    """Build a new version from `kb` (with `pdf_path` as its own source PDF, from which retrieval
+    renders pages; its sha256 must be the knowledge base's source_sha256)."""
     g = kb.guideline
+    coverage = kb.report.criteria_coverage
     with grpc.insecure_channel(target, options=channel_options()) as channel:
         stub = pb_grpc.RetrievalStub(channel)
         md = request_metadata(service_token)
@@ -129,12 +145,18 @@ def upload_index(
                 ),
                 expected_counts=expected_counts(kb),
                 description=description,
+                stale_criteria=[str(x) for x in coverage.get("stale", [])],
+                unused_criteria=[str(x) for x in coverage.get("unused", [])],
+                source_filename=source_filename or (pdf_path.name if pdf_path else ""),
             ),
             timeout=30,
             metadata=md,
         ).version
         log.info("index_build_begun", version=version)
         try:
+            if pdf_path is not None:
+                progress("upload_pdf", 0.0)
+                stub.UploadSource(_source_messages(version, pdf_path), timeout=timeout, metadata=md)
             stub.UploadChunks(_messages(version, kb, batch_size, progress), timeout=timeout, metadata=md)
             progress("validate", 0.0)
             finished = stub.FinishIndex(pb.FinishIndexRequest(version=version), timeout=120, metadata=md)
@@ -150,18 +172,34 @@ def upload_index(
         return {
             "version": record.version,
             "status": record.status,
+            "activated": record.status == "active",
             "chunk_counts": dict(record.chunk_counts),
             "recommendation_count": record.recommendation_count,
+            "stale_criteria": list(record.stale_criteria),
+            "unused_criteria": list(record.unused_criteria),
         }
 
 
 def _abort(stub: pb_grpc.RetrievalStub, version: str, reason: str, md: tuple[tuple[str, str], ...]) -> None:
     try:
-        stub.AbortIndex(
-            pb.AbortIndexRequest(version=version, reason=reason), timeout=10, metadata=md
-        )
+        stub.AbortIndex(pb.AbortIndexRequest(version=version, reason=reason), timeout=10, metadata=md)
     except grpc.RpcError as exc:  # the retrieval side marks interrupted builds failed on restart anyway
         log.warning("abort_failed", version=version, error=repr(exc))
+
+
+def active_source_sha256(target: str, timeout: float = 10.0) -> tuple[str, str] | None:
+    """(version, source_sha256) of the served index, or None when nothing is active."""
+    with grpc.insecure_channel(target, options=channel_options()) as channel:
+        stub = pb_grpc.RetrievalStub(channel)
+        try:
+            active = stub.GetActiveIndex(
+                pb.GetActiveIndexRequest(), timeout=timeout, metadata=request_metadata()
+            )
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # type: ignore[attr-defined]
+                return None
+            raise
+        return active.version, active.guideline.source_sha256
 
 
 def has_active_index(target: str, timeout: float = 5.0) -> bool:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from ingestion.index_upload import Progress, upload_index
+from ingestion.index_upload import Progress, active_source_sha256, upload_index
 from ingestion.kb.builder import build_knowledge_base, write_knowledge_base
 from ingestion.kb.errors import KnowledgeBaseError
 from ng12_common.knowledge import KnowledgeBase
@@ -24,6 +25,14 @@ def build_kb(pdf_path: Path) -> KnowledgeBase:
     return build_knowledge_base(pdf_path)
 
 
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while piece := fh.read(1024 * 1024):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
 def ingest_pdf(
     pdf_path: Path,
     retrieval_addr: str,
@@ -34,7 +43,17 @@ def ingest_pdf(
     timeout: float = 600.0,
     progress: Progress = lambda stage, fraction: None,
     service_token: str = "",
+    force: bool = False,
+    source_filename: str = "",
 ) -> dict[str, Any]:
+    """Parse, build and upload a new index version; the result is the job report: version,
+    status, counts, warnings, criteria coverage (stale and unused ids). Unless `force`, a PDF
+    whose sha256 is the served version's own builds nothing: {"status": "unchanged", version}."""
+    if not force and pdf_path.is_file():
+        served = active_source_sha256(retrieval_addr)
+        if served is not None and served[1] == file_sha256(pdf_path):
+            log.info("ingestion_unchanged", version=served[0])
+            return {"status": "unchanged", "version": served[0], "activated": False}
     progress("parse", 0.0)
     kb = build_kb(pdf_path)
     progress("parse", 1.0)
@@ -47,10 +66,14 @@ def ingest_pdf(
         activate=activate,
         batch_size=batch_size,
         timeout=timeout,
-        description=f"{pdf_path.name} sha256:{kb.guideline.source_sha256[:12]}",
+        description=f"{source_filename or pdf_path.name} sha256:{kb.guideline.source_sha256[:12]}",
         progress=progress,
         service_token=service_token,
+        pdf_path=pdf_path,
+        source_filename=source_filename or pdf_path.name,
     )
-    result["report"] = kb.report.model_dump()
+    result["counts"] = dict(kb.report.counts)
+    result["warnings"] = list(kb.report.warnings)
+    result["criteria"] = dict(kb.report.criteria_coverage)
     log.info("ingestion_done", version=result["version"], status=result["status"])
     return result

@@ -17,6 +17,12 @@ class IngestionSettings(ServiceSettings):
     metrics_port: int = Field(default=9102, ge=0, le=65535)
     ng12_pdf: Path = Path("data/ng12.pdf")
     kb_dir: Path = Path("var/kb")
+    upload_dir: Path = Field(
+        default=Path("var/uploads"), description="PDFs the gateway stored for a job (shared volume)"
+    )
+    ingestion_queue: str = Field(
+        default="celery", pattern=r"^[A-Za-z0-9._:-]{1,64}$", description="Celery queue"
+    )
     ingest_on_start: Literal["if_empty", "never"] = "if_empty"
     upload_batch_size: int = Field(default=64, ge=1, le=1000)
     retrieval_timeout_seconds: float = Field(default=600.0, gt=0)

@@ -28,8 +28,22 @@ class IngestionFailed(RuntimeError):
     """An ingestion that could not complete; the message is what the admin sees."""
 
 
+def _is_upload(path: Path) -> bool:
+    """A PDF the gateway stored for this job in UPLOAD_DIR (removed when the job ends)."""
+    try:
+        return path.resolve().parent == settings.upload_dir.resolve()
+    except OSError:
+        return False
+
+
 @app.task(bind=True, name="ingestion.ingest_pdf")
-def ingest_pdf(self: Task, pdf_path: str | None = None, activate: bool = True) -> dict[str, Any]:
+def ingest_pdf(
+    self: Task,
+    pdf_path: str | None = None,
+    activate: bool = True,
+    force: bool = False,
+    filename: str | None = None,
+) -> dict[str, Any]:
     path = Path(pdf_path) if pdf_path else settings.ng12_pdf
     task_id = self.request.id  # progress is also reported from gRPC's request-streaming thread
 
@@ -54,6 +68,8 @@ def ingest_pdf(self: Task, pdf_path: str | None = None, activate: bool = True) -
                 timeout=settings.retrieval_timeout_seconds,
                 service_token=settings.retrieval_service_token,
                 progress=progress,
+                force=force,
+                source_filename=filename or "",
             )
         outcome = "succeeded"
         return result
@@ -63,3 +79,5 @@ def ingest_pdf(self: Task, pdf_path: str | None = None, activate: bool = True) -
         raise IngestionFailed(f"retrieval refused the index build ({code}): {details}") from None
     finally:
         INGESTIONS.labels(outcome=outcome).inc()
+        if _is_upload(path):  # retrieval keeps the version's own copy; a failure is not retried
+            path.unlink(missing_ok=True)

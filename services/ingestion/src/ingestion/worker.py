@@ -48,7 +48,10 @@ def bootstrap_if_empty(wait_seconds: float = 120.0) -> str | None:
         log.info("bootstrap_skipped", reason="another worker's bootstrap ingestion is under way")
         return None
     app.send_task(
-        "ingestion.ingest_pdf", kwargs={"pdf_path": str(settings.ng12_pdf), "activate": True}, task_id=task_id
+        "ingestion.ingest_pdf",
+        kwargs={"pdf_path": str(settings.ng12_pdf), "activate": True},
+        task_id=task_id,
+        queue=settings.ingestion_queue,
     )
     log.info("bootstrap_enqueued", task_id=task_id, pdf=str(settings.ng12_pdf))
     return task_id
@@ -79,6 +82,8 @@ def run_worker() -> None:
             "ingestion@%h",
             "--without-gossip",
             "--without-mingle",
+            "--queues",
+            settings.ingestion_queue,
         ]
     )
 

@@ -36,6 +36,18 @@ def chunk_from_pb(c: pb.Chunk) -> ChunkRecord:
     )
 
 
+def chunk_summary_to_pb(c: ChunkRecord) -> pb.ChunkSummary:
+    return pb.ChunkSummary(
+        chunk_id=c.id,
+        doc_type=c.doc_type,
+        section=c.section,
+        recommendation_ids=c.recommendation_ids,
+        page=c.page,
+        text=c.text,
+        metadata=dict_to_struct(c.metadata),
+    )
+
+
 def canonical_to_dict(r: pb.CanonicalRecommendation) -> dict[str, Any]:
     return json_format.MessageToDict(r, preserving_proto_field_name=True)
 
@@ -72,6 +84,10 @@ def version_to_pb(r: VersionRecord) -> pb.IndexVersion:
         activated_at=r.activated_at,
         error=r.error,
         description=r.description,
+        stale_criteria=r.stale_criteria,
+        unused_criteria=r.unused_criteria,
+        has_source_pdf=r.has_source_pdf,
+        source_filename=r.source_filename,
     )
 
 

@@ -10,9 +10,12 @@ registry write. This process is the only one that opens the Chroma directory.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import os
 import shutil
-from collections import Counter
+import time
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,9 @@ from retrieval.registry import Registry, VersionRecord, now_iso, write_json_atom
 log = get_logger("retrieval.index")
 
 SEARCH_DOC_TYPES = ("rule_search", "symptom_index", "guideline_text")
+SOURCE_PDF = "source.pdf"
+_SOURCE_PART = ".source.pdf.part"
+FAILED_KEPT = 10  # failed builds' records kept for the admin's history (they hold no data)
 
 
 class IndexError_(Exception):
@@ -60,6 +66,18 @@ class BuildState:
     canonical: dict[str, dict[str, Any]] = field(default_factory=dict)
     lexicon: list[dict[str, Any]] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    source_size: int = 0
+    source_hash: Any = field(default_factory=hashlib.sha256)
+    last_activity: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class VersionData:
+    """What browsing needs of any version that holds data (not only the served one)."""
+
+    record: VersionRecord
+    chunks: list[ChunkRecord]
+    canonical: dict[str, dict[str, Any]]
 
 
 @dataclass
@@ -84,9 +102,11 @@ class ServingIndex:
 
 
 class IndexStore:
-    def __init__(self, root: Path, embedder: EmbeddingProvider) -> None:
+    def __init__(self, root: Path, embedder: EmbeddingProvider, keep_versions: int = 2) -> None:
         self.root = root
         self.embedder = embedder
+        self.keep_versions = max(2, keep_versions)
+        self._browse_cache: OrderedDict[str, VersionData] = OrderedDict()
         self.registry = Registry(root)
         self.client = chromadb.PersistentClient(
             path=str(root / "chroma"), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
@@ -104,7 +124,7 @@ class IndexStore:
             if rec.status == "building":
                 rec.status = "failed"
                 rec.error = "interrupted: the retrieval process stopped during the build"
-                self._drop_collection(rec)
+                self._discard_data(rec)
                 changed = True
         if changed:
             self.registry.save()
@@ -119,7 +139,14 @@ class IndexStore:
     # --- building -------------------------------------------------------------------------
 
     async def begin(
-        self, guideline: dict[str, Any], expected: dict[str, int], description: str
+        self,
+        guideline: dict[str, Any],
+        expected: dict[str, int],
+        description: str,
+        *,
+        stale_criteria: list[str] | None = None,
+        unused_criteria: list[str] | None = None,
+        source_filename: str = "",
     ) -> VersionRecord:
         async with self._lifecycle:
             version = self.registry.new_version_name()
@@ -131,6 +158,9 @@ class IndexStore:
                 embedding_dim=self.embedder.dimension,
                 expected_counts=dict(expected),
                 description=description,
+                stale_criteria=sorted(stale_criteria or []),
+                unused_criteria=sorted(unused_criteria or []),
+                source_filename=source_filename,
             )
             self.client.create_collection(
                 record.collection_name, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
@@ -159,6 +189,7 @@ class IndexStore:
     ) -> None:
         state = self._build(version)
         async with state.lock:
+            state.last_activity = time.monotonic()
             for rec in canonical:
                 if rec["id"] in state.canonical:
                     raise IndexError_("invalid", f"recommendation {rec['id']} uploaded twice")
@@ -192,6 +223,40 @@ class IndexStore:
                     ],
                 )
             state.chunks.extend(to_embed)
+            state.last_activity = time.monotonic()
+
+    async def add_source(self, version: str, data: bytes) -> None:
+        """Append a piece of the version's source PDF (written beside its data, renamed in at finish)."""
+        state = self._build(version)
+        async with state.lock:
+            if not data:
+                raise IndexError_("invalid", "an UploadSource message carried no data")
+            if len(data) > 1024 * 1024:
+                raise IndexError_("invalid", "UploadSource pieces must be at most 1 MiB")
+            folder = self._folder(version)
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / _SOURCE_PART).open("ab") as fh:
+                fh.write(data)
+            state.source_hash.update(data)
+            state.source_size += len(data)
+            state.last_activity = time.monotonic()
+
+    def source_uploaded(self, version: str) -> tuple[int, str]:
+        state = self._build(version)
+        return state.source_size, state.source_hash.hexdigest()
+
+    async def reap_idle(self, max_idle_seconds: float) -> list[str]:
+        """Abort builds nobody has fed for max_idle_seconds (a client killed between RPCs)."""
+        now = time.monotonic()
+        idle = [v for v, st in self.builds.items() if now - st.last_activity > max_idle_seconds]
+        reaped = []
+        for version in idle:
+            try:
+                await self.abort(version, f"no upload activity for {int(max_idle_seconds)} s")
+                reaped.append(version)
+            except IndexError_:
+                continue
+        return reaped
 
     async def finish(self, version: str) -> tuple[VersionRecord, list[str]]:
         state = self._build(version)
@@ -202,22 +267,32 @@ class IndexStore:
             record.chunk_counts = dict(counts)
             record.recommendation_count = len(state.canonical)
             problems = self._validate(state, counts)
+            folder = self._folder(version)
+            if state.source_size:
+                expected_sha = str(record.guideline.get("source_sha256", ""))
+                got_sha = state.source_hash.hexdigest()
+                if expected_sha and got_sha != expected_sha:
+                    problems.append(
+                        f"source PDF sha256 {got_sha[:12]} does not match the guideline's {expected_sha[:12]}"
+                    )
             if problems:
                 record.status = "failed"
                 record.error = "; ".join(problems)
-                self._drop_collection(record)
+                self._discard_data(record)
                 self.builds.pop(version, None)
                 self.registry.save()
                 log.warning("index_build_failed", version=version, problems=problems)
                 return record, problems
-            folder = self._folder(version)
+            if state.source_size:
+                os.replace(folder / _SOURCE_PART, folder / SOURCE_PDF)
+                record.has_source_pdf = True
             write_json_atomic(folder / "canonical.json", state.canonical)
             write_json_atomic(folder / "chunks.json", [c.__dict__ for c in state.chunks])
             write_json_atomic(folder / "lexicon.json", state.lexicon)
             LexicalIndex.build([c.text for c in state.chunks]).save(folder / "bm25")
             record.status = "ready"
             self.builds.pop(version, None)
-            self.registry.save()
+            self._prune(also_keep=version)
             log.info("index_build_ready", version=version, counts=record.chunk_counts)
             return record, []
 
@@ -255,7 +330,7 @@ class IndexStore:
                 raise IndexError_("precondition", f"index version {version} is {record.status}, not building")
             record.status = "failed"
             record.error = f"aborted: {reason or 'no reason given'}"
-            self._drop_collection(record)
+            self._discard_data(record)
             self.builds.pop(version, None)
             self.registry.save()
             return record
@@ -348,16 +423,78 @@ class IndexStore:
             ],
         )
 
-    def _prune(self) -> None:
-        keep = {self.registry.state.active, self.registry.state.previous}
-        for record in list(self.registry.state.versions.values()):
-            if record.version in keep or record.status in ("building",):
-                continue
-            if record.status == "retired":
-                self._drop_collection(record)
-                shutil.rmtree(self._folder(record.version), ignore_errors=True)
-                del self.registry.state.versions[record.version]
+    def _prune(self, also_keep: str | None = None) -> None:
+        """Keep KEEP_VERSIONS versions that hold data (always the active and the previous one, then
+        the newest), and the newest FAILED_KEPT failed records; delete the rest, data and all.
+        `also_keep` (a build that just finished, awaiting review or activation) is never pruned."""
+        state = self.registry.state
+        pinned = {v for v in (state.active, state.previous) if v}
+        with_data = sorted(
+            (r for r in state.versions.values() if r.status in ("ready", "retired", "active")),
+            key=lambda r: r.seq,
+            reverse=True,
+        )
+        room = max(0, self.keep_versions - len(pinned))
+        keep = set(pinned) | ({also_keep} if also_keep else set())
+        for record in with_data:
+            if record.version not in keep and room:
+                keep.add(record.version)
+                room -= 1
+        failed = sorted(
+            (r for r in state.versions.values() if r.status == "failed"), key=lambda r: r.seq, reverse=True
+        )
+        drop = [r for r in with_data if r.version not in keep] + failed[FAILED_KEPT:]
+        for record in drop:
+            self._discard_data(record)
+            del state.versions[record.version]
+            self._browse_cache.pop(record.version, None)
+            log.info("index_pruned", version=record.version, status=record.status)
         self.registry.save()
+
+    def _discard_data(self, record: VersionRecord) -> None:
+        """Remove a version's Chroma collection and folder (a failed, aborted or pruned build)."""
+        self._drop_collection(record)
+        shutil.rmtree(self._folder(record.version), ignore_errors=True)
+
+    def source_pdf(self, version: str) -> Path | None:
+        path = self._folder(version) / SOURCE_PDF
+        return path if path.is_file() else None
+
+    # --- browsing (any version that holds data) ---------------------------------------------
+
+    def resolve(self, version: str) -> VersionRecord:
+        """The record of `version` ("" = active) if it holds data; IndexError_ otherwise."""
+        if not version:
+            if self.serving is None:
+                raise IndexError_("precondition", "no active NG12 index")
+            return self.serving.record
+        record = self.registry.get(version)
+        if record is None or record.status not in ("ready", "retired", "active"):
+            raise IndexError_("not_found", f"unknown index version {version!r} (or it holds no data)")
+        return record
+
+    def version_data(self, version: str) -> VersionData:
+        record = self.resolve(version)
+        serving = self.serving
+        if serving is not None and serving.record.version == record.version:
+            return VersionData(record, [serving.chunks[c] for c in serving.order], serving.canonical)
+        cached = self._browse_cache.get(record.version)
+        if cached is not None:
+            self._browse_cache.move_to_end(record.version)
+            return cached
+        folder = self._folder(record.version)
+        try:
+            chunks = [
+                ChunkRecord(**c) for c in json.loads((folder / "chunks.json").read_text(encoding="utf-8"))
+            ]
+            canonical = json.loads((folder / "canonical.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise IndexError_("not_found", f"index version {record.version} has no data on disk") from None
+        data = VersionData(record, chunks, canonical)
+        self._browse_cache[record.version] = data
+        while len(self._browse_cache) > 2:
+            self._browse_cache.popitem(last=False)
+        return data
 
     def _folder(self, version: str) -> Path:
         return self.root / "versions" / version

@@ -36,10 +36,19 @@ class VersionRecord(BaseModel):
     activated_at: str = ""
     error: str = ""
     description: str = ""
+    stale_criteria: list[str] = Field(default_factory=list)
+    unused_criteria: list[str] = Field(default_factory=list)
+    has_source_pdf: bool = False
+    source_filename: str = ""
 
     @property
     def collection_name(self) -> str:
         return f"ng12-chunks-{self.version}"
+
+    @property
+    def seq(self) -> int:
+        digits = self.version.lstrip("v")
+        return int(digits) if digits.isdigit() else 0
 
 
 class RegistryState(BaseModel):
@@ -83,7 +92,7 @@ class Registry:
         return self.state.versions.get(version)
 
     def ordered(self) -> list[VersionRecord]:
-        return sorted(self.state.versions.values(), key=lambda r: int(r.version.lstrip("v") or 0))
+        return sorted(self.state.versions.values(), key=lambda r: r.seq)
 
 
 def write_json_atomic(path: Path, payload: object) -> None:

@@ -24,6 +24,18 @@ from retrieval.settings import RetrievalSettings
 log = get_logger("retrieval.server")
 
 
+async def _reap_idle_builds(store: IndexStore, max_idle: float) -> None:
+    """A build whose client died between RPCs (not mid-stream, which aborts at once) is failed
+    and its data removed once nobody has fed it for BUILD_IDLE_TIMEOUT_SECONDS."""
+    while True:
+        await asyncio.sleep(min(30.0, max_idle / 4))
+        try:
+            for version in await store.reap_idle(max_idle):
+                log.warning("index_build_reaped", version=version, idle_seconds=max_idle)
+        except Exception as exc:  # noqa: BLE001 - try again at the next tick
+            log.warning("index_build_reap_failed", error=repr(exc))
+
+
 async def serve(settings: RetrievalSettings) -> None:
     loop = asyncio.get_running_loop()
     try:
@@ -32,7 +44,7 @@ async def serve(settings: RetrievalSettings) -> None:
         log.error("embedder_unavailable", embedder=settings.embedder, error=str(exc))
         raise SystemExit(f"retrieval: cannot start the {settings.embedder} embedder: {exc}") from None
     embedder = CachedQueryEmbedder(provider, settings.query_cache_size)
-    store = IndexStore(settings.chroma_dir, provider)
+    store = IndexStore(settings.chroma_dir, provider, keep_versions=settings.keep_versions)
     await loop.run_in_executor(None, store.recover)
 
     health = health_aio.HealthServicer()
@@ -72,10 +84,13 @@ async def serve(settings: RetrievalSettings) -> None:
         heap_frozen=frozen,
     )
 
+    reaper = asyncio.create_task(_reap_idle_builds(store, settings.build_idle_timeout_seconds))
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    reaper.cancel()
+    servicer.pages.close()
     log.info("retrieval_stopping", grace_seconds=settings.shutdown_grace_seconds)
     await health.enter_graceful_shutdown()
     await server.stop(settings.shutdown_grace_seconds)

@@ -18,11 +18,13 @@ from grpc_health.v1.health import aio as health_aio
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+from ng12_common.logs import get_logger
 from ng12_common.served_recommendations import rec_sort_key
-from retrieval import convert
+from retrieval import browse, convert
 from retrieval.embeddings import CachedQueryEmbedder
-from retrieval.index_store import IndexError_, IndexStore, ServingIndex
+from retrieval.index_store import IndexError_, IndexStore, ServingIndex, VersionData
 from retrieval.metrics import ACTIVE_INDEX, INDEX_CHUNKS, SEARCH_DEGRADED
+from retrieval.pages import PageRenderer
 from retrieval.result_cache import SearchResultCache
 from retrieval.search import SearchParams, run_search
 
@@ -36,6 +38,7 @@ SERVICE_NAME = "ng12.retrieval.v1.Retrieval"
 MAX_EMBED_TEXTS = 256
 MAX_EMBED_CHARS = 2000
 T = TypeVar("T")
+log = get_logger("retrieval.servicer")
 
 
 class RetrievalServicer(pb_grpc.RetrievalServicer):
@@ -50,6 +53,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         self.embedder = embedder
         self.health = health
         self.results = results if results is not None else SearchResultCache(0)
+        self.pages = PageRenderer(store)
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -166,6 +170,20 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     async def GetRecommendations(
         self, request: pb.GetRecommendationsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetRecommendationsResponse:
+        if request.version:
+            data = await self._lifecycle(context, self._data(request.version))
+            found = data.canonical
+            ids = list(request.ids) or sorted(found, key=rec_sort_key)
+            missing = [i for i in ids if i not in found]
+            if missing:
+                await context.abort(
+                    grpc.StatusCode.NOT_FOUND, f"unknown recommendation id(s): {', '.join(missing)}"
+                )
+            return pb.GetRecommendationsResponse(
+                recommendations=[convert.canonical_from_dict(found[i]) for i in ids],
+                index_version=data.record.version,
+                guideline=convert.guideline_to_pb(data.record.guideline),
+            )
         serving = await self._serving(context)
         ids = list(request.ids) or sorted(serving.canonical, key=rec_sort_key)
         missing = [i for i in ids if i not in serving.canonical]
@@ -178,6 +196,12 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
             index_version=serving.record.version,
             guideline=convert.guideline_to_pb(serving.record.guideline),
         )
+
+    async def _data(self, version: str) -> VersionData:
+        """Browsing data of a version ("" = active), loaded off the event loop when not served."""
+        if not version:
+            return self.store.version_data("")
+        return await asyncio.get_running_loop().run_in_executor(None, self.store.version_data, version)
 
     async def GetLexicon(
         self, request: pb.GetLexiconRequest, context: grpc.aio.ServicerContext
@@ -246,7 +270,15 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     ) -> pb.IndexVersion:
         guideline = convert.json_format.MessageToDict(request.guideline, preserving_proto_field_name=True)
         record = await self._lifecycle(
-            context, self.store.begin(guideline, dict(request.expected_counts), request.description)
+            context,
+            self.store.begin(
+                guideline,
+                dict(request.expected_counts),
+                request.description,
+                stale_criteria=list(request.stale_criteria),
+                unused_criteria=list(request.unused_criteria),
+                source_filename=request.source_filename,
+            ),
         )
         return convert.version_to_pb(record)
 
@@ -256,22 +288,66 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         version = ""
         n_chunks = n_recs = 0
         async for message in request_iterator:
-            if not message.version:
-                await context.abort(
-                    grpc.StatusCode.INVALID_ARGUMENT, "every upload message must name its version"
-                )
-            if version and message.version != version:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "one upload stream serves one version")
-            version = message.version
-            chunks = [convert.chunk_from_pb(c) for c in message.chunks]
-            recs = [convert.canonical_to_dict(r) for r in message.recommendations]
-            lexicon = [convert.lexicon_to_dict(t) for t in message.lexicon]
-            await self._lifecycle(context, self.store.add(version, chunks, recs, lexicon))
-            n_chunks += len(chunks)
-            n_recs += len(recs)
+            version, n_chunks, n_recs = await self._upload_one(context, message, version, n_chunks, n_recs)
         return pb.UploadChunksResponse(
             version=version, chunks_received=n_chunks, recommendations_received=n_recs
         )
+
+    async def _abandoned(self, version: str, reason: str) -> None:
+        try:
+            await self.store.abort(version, reason)
+            log.warning("index_build_abandoned", version=version, reason=reason)
+        except IndexError_:
+            pass  # already finished, failed or aborted
+
+    async def _upload_one(
+        self,
+        context: grpc.aio.ServicerContext,
+        message: pb.UploadChunksRequest,
+        version: str,
+        n_chunks: int,
+        n_recs: int,
+    ) -> tuple[str, int, int]:
+        if not message.version:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "every upload message must name its version"
+            )
+        if version and message.version != version:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "one upload stream serves one version")
+        version = message.version
+        chunks = [convert.chunk_from_pb(c) for c in message.chunks]
+        recs = [convert.canonical_to_dict(r) for r in message.recommendations]
+        lexicon = [convert.lexicon_to_dict(t) for t in message.lexicon]
+        await self._lifecycle(context, self.store.add(version, chunks, recs, lexicon))
+        n_chunks += len(chunks)
+        n_recs += len(recs)
+        return version, n_chunks, n_recs
+
+    async def UploadSource(
+        self, request_iterator: AsyncIterator[pb.UploadSourceRequest], context: grpc.aio.ServicerContext
+    ) -> pb.UploadSourceResponse:
+        version = ""
+        complete = False
+        async for message in request_iterator:
+            if not message.version or (version and message.version != version):
+                await context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, "every message must name the one version it feeds"
+                )
+            version = message.version
+            await self._lifecycle(context, self.store.add_source(version, message.data))
+            complete = message.last
+        if version and not complete:
+            # grpc reports a vanished client's stream as ended: only the `last` flag says it was not
+            await self._abandoned(
+                version, "the source upload was cut off before its last piece (client gone)"
+            )
+            await context.abort(
+                grpc.StatusCode.ABORTED, f"source upload of {version} was cut off; build failed"
+            )
+        if not version:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no source data was sent")
+        size, sha = self.store.source_uploaded(version)
+        return pb.UploadSourceResponse(version=version, size=size, sha256=sha)
 
     async def FinishIndex(
         self, request: pb.FinishIndexRequest, context: grpc.aio.ServicerContext
@@ -315,3 +391,55 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     ) -> pb.IndexVersion:
         serving = await self._serving(context)
         return convert.version_to_pb(serving.record)
+
+    # --- viewer and browsing -------------------------------------------------------------------
+
+    async def RenderPage(
+        self, request: pb.RenderPageRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RenderPageResponse:
+        page = await self._lifecycle(
+            context, self.pages.render(request.version, request.page, request.highlight_id, request.scale)
+        )
+        return pb.RenderPageResponse(
+            png=page.png,
+            index_version=page.version,
+            page_count=page.page_count,
+            etag=page.etag,
+            boxes=page.boxes,
+        )
+
+    async def ListChunks(
+        self, request: pb.ListChunksRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListChunksResponse:
+        limit = request.limit or browse.DEFAULT_LIMIT
+        if not 1 <= limit <= browse.MAX_LIMIT or request.offset < 0:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"limit must be 1-{browse.MAX_LIMIT} and offset >= 0 (got {limit}, {request.offset})",
+            )
+        data = await self._lifecycle(context, self._data(request.version))
+        found = browse.list_chunks(data, request.doc_type, request.section, request.q, request.offset, limit)
+        return pb.ListChunksResponse(
+            total=found.total,
+            counts_by_type=found.counts_by_type,
+            items=[convert.chunk_summary_to_pb(c) for c in found.items],
+            index_version=data.record.version,
+        )
+
+    async def GetChunk(
+        self, request: pb.GetChunkRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetChunkResponse:
+        data = await self._lifecycle(context, self._data(request.version))
+        chunk = browse.find_chunk(data, request.chunk_id)
+        if chunk is None:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"no chunk {request.chunk_id!r} in index {data.record.version}"
+            )
+        assert chunk is not None
+        response = pb.GetChunkResponse(
+            chunk=convert.chunk_summary_to_pb(chunk), index_version=data.record.version
+        )
+        rec = next((data.canonical[r] for r in chunk.recommendation_ids if r in data.canonical), None)
+        if rec is not None:
+            response.recommendation.CopyFrom(convert.canonical_from_dict(rec))
+        return response

@@ -28,7 +28,12 @@ class RetrievalSettings(ServiceSettings):
     search_cache_size: int = Field(
         default=1024, ge=0, description="Search responses kept per index version (0: off)"
     )
-    keep_versions: int = Field(default=2, ge=2, description="Versions kept on disk (active + previous).")
+    keep_versions: int = Field(
+        default=3, ge=2, description="index versions kept on disk (active and previous always; then newest)"
+    )
+    build_idle_timeout_seconds: float = Field(
+        default=600.0, ge=5, description="a build nobody uploads to for this long is failed and removed"
+    )
     vertex_project: str | None = None
     vertex_location: str = "europe-west2"
     vertex_embedding_model: str = "text-embedding-005"

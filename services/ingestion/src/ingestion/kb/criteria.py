@@ -112,8 +112,9 @@ def attach_criteria(
     """Set ``criteria``/``criteria_status`` on each recommendation (in place) and report coverage.
 
     curated entry with matching hash -> criteria, "curated"; hash differs -> no criteria, "stale";
-    no entry -> "none". Returns {curated, derived, stale, none, site_specific_total,
-    site_specific_covered, site_specific_missing, problems}.
+    no entry -> "none". Returns {curated, derived, stale, none, unused, site_specific_total,
+    site_specific_covered, site_specific_missing, problems}; `unused` are curated entries that
+    match no recommendation of this guideline.
     """
     entries = curated if curated is not None else load_curated()
     problems = validate_curated(entries, [r.id for r in recommendations])
@@ -140,6 +141,7 @@ def attach_criteria(
         "derived": counts["derived"],
         "stale": stale,
         "none": none,
+        "unused": sorted(set(entries) - {r.id for r in recommendations}),
         "site_specific_total": len(site),
         "site_specific_covered": len(covered),
         "site_specific_missing": [r.id for r in site if r.criteria_status not in ("curated", "derived")],

@@ -170,10 +170,12 @@ class SearchResponse(_message.Message):
     def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., index_version: _Optional[str] = ..., guideline: _Optional[_Union[GuidelineInfo, _Mapping]] = ..., normalized_query: _Optional[str] = ..., degraded: _Optional[bool] = ..., degraded_reason: _Optional[str] = ...) -> None: ...
 
 class GetRecommendationsRequest(_message.Message):
-    __slots__ = ("ids",)
+    __slots__ = ("ids", "version")
     IDS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    version: str
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., version: _Optional[str] = ...) -> None: ...
 
 class GetRecommendationsResponse(_message.Message):
     __slots__ = ("recommendations", "index_version", "guideline")
@@ -204,7 +206,7 @@ class Chunk(_message.Message):
     def __init__(self, id: _Optional[str] = ..., doc_type: _Optional[str] = ..., text: _Optional[str] = ..., page: _Optional[int] = ..., section: _Optional[str] = ..., recommendation_ids: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class IndexVersion(_message.Message):
-    __slots__ = ("version", "status", "guideline", "embedder_id", "embedding_dim", "chunk_counts", "expected_counts", "recommendation_count", "created_at", "activated_at", "error", "description")
+    __slots__ = ("version", "status", "guideline", "embedder_id", "embedding_dim", "chunk_counts", "expected_counts", "recommendation_count", "created_at", "activated_at", "error", "description", "stale_criteria", "unused_criteria", "has_source_pdf", "source_filename")
     class ChunkCountsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -231,6 +233,10 @@ class IndexVersion(_message.Message):
     ACTIVATED_AT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    STALE_CRITERIA_FIELD_NUMBER: _ClassVar[int]
+    UNUSED_CRITERIA_FIELD_NUMBER: _ClassVar[int]
+    HAS_SOURCE_PDF_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FILENAME_FIELD_NUMBER: _ClassVar[int]
     version: str
     status: str
     guideline: GuidelineInfo
@@ -243,10 +249,14 @@ class IndexVersion(_message.Message):
     activated_at: str
     error: str
     description: str
-    def __init__(self, version: _Optional[str] = ..., status: _Optional[str] = ..., guideline: _Optional[_Union[GuidelineInfo, _Mapping]] = ..., embedder_id: _Optional[str] = ..., embedding_dim: _Optional[int] = ..., chunk_counts: _Optional[_Mapping[str, int]] = ..., expected_counts: _Optional[_Mapping[str, int]] = ..., recommendation_count: _Optional[int] = ..., created_at: _Optional[str] = ..., activated_at: _Optional[str] = ..., error: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+    stale_criteria: _containers.RepeatedScalarFieldContainer[str]
+    unused_criteria: _containers.RepeatedScalarFieldContainer[str]
+    has_source_pdf: bool
+    source_filename: str
+    def __init__(self, version: _Optional[str] = ..., status: _Optional[str] = ..., guideline: _Optional[_Union[GuidelineInfo, _Mapping]] = ..., embedder_id: _Optional[str] = ..., embedding_dim: _Optional[int] = ..., chunk_counts: _Optional[_Mapping[str, int]] = ..., expected_counts: _Optional[_Mapping[str, int]] = ..., recommendation_count: _Optional[int] = ..., created_at: _Optional[str] = ..., activated_at: _Optional[str] = ..., error: _Optional[str] = ..., description: _Optional[str] = ..., stale_criteria: _Optional[_Iterable[str]] = ..., unused_criteria: _Optional[_Iterable[str]] = ..., has_source_pdf: _Optional[bool] = ..., source_filename: _Optional[str] = ...) -> None: ...
 
 class BeginIndexRequest(_message.Message):
-    __slots__ = ("guideline", "expected_counts", "description")
+    __slots__ = ("guideline", "expected_counts", "description", "stale_criteria", "unused_criteria", "source_filename")
     class ExpectedCountsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -257,10 +267,16 @@ class BeginIndexRequest(_message.Message):
     GUIDELINE_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_COUNTS_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    STALE_CRITERIA_FIELD_NUMBER: _ClassVar[int]
+    UNUSED_CRITERIA_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FILENAME_FIELD_NUMBER: _ClassVar[int]
     guideline: GuidelineInfo
     expected_counts: _containers.ScalarMap[str, int]
     description: str
-    def __init__(self, guideline: _Optional[_Union[GuidelineInfo, _Mapping]] = ..., expected_counts: _Optional[_Mapping[str, int]] = ..., description: _Optional[str] = ...) -> None: ...
+    stale_criteria: _containers.RepeatedScalarFieldContainer[str]
+    unused_criteria: _containers.RepeatedScalarFieldContainer[str]
+    source_filename: str
+    def __init__(self, guideline: _Optional[_Union[GuidelineInfo, _Mapping]] = ..., expected_counts: _Optional[_Mapping[str, int]] = ..., description: _Optional[str] = ..., stale_criteria: _Optional[_Iterable[str]] = ..., unused_criteria: _Optional[_Iterable[str]] = ..., source_filename: _Optional[str] = ...) -> None: ...
 
 class LexiconTerm(_message.Message):
     __slots__ = ("concept", "label", "synonyms", "kind", "terms")
@@ -385,3 +401,120 @@ class EmbedResponse(_message.Message):
     dimension: int
     index_version: str
     def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., embedder_id: _Optional[str] = ..., dimension: _Optional[int] = ..., index_version: _Optional[str] = ...) -> None: ...
+
+class UploadSourceRequest(_message.Message):
+    __slots__ = ("version", "data", "last")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    data: bytes
+    last: bool
+    def __init__(self, version: _Optional[str] = ..., data: _Optional[bytes] = ..., last: _Optional[bool] = ...) -> None: ...
+
+class UploadSourceResponse(_message.Message):
+    __slots__ = ("version", "size", "sha256")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    size: int
+    sha256: str
+    def __init__(self, version: _Optional[str] = ..., size: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
+
+class RenderPageRequest(_message.Message):
+    __slots__ = ("version", "page", "highlight_id", "scale")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    HIGHLIGHT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCALE_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    page: int
+    highlight_id: str
+    scale: float
+    def __init__(self, version: _Optional[str] = ..., page: _Optional[int] = ..., highlight_id: _Optional[str] = ..., scale: _Optional[float] = ...) -> None: ...
+
+class RenderPageResponse(_message.Message):
+    __slots__ = ("png", "index_version", "page_count", "etag", "boxes")
+    PNG_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    PAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    BOXES_FIELD_NUMBER: _ClassVar[int]
+    png: bytes
+    index_version: str
+    page_count: int
+    etag: str
+    boxes: int
+    def __init__(self, png: _Optional[bytes] = ..., index_version: _Optional[str] = ..., page_count: _Optional[int] = ..., etag: _Optional[str] = ..., boxes: _Optional[int] = ...) -> None: ...
+
+class ListChunksRequest(_message.Message):
+    __slots__ = ("version", "doc_type", "section", "q", "offset", "limit")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    DOC_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SECTION_FIELD_NUMBER: _ClassVar[int]
+    Q_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    doc_type: str
+    section: str
+    q: str
+    offset: int
+    limit: int
+    def __init__(self, version: _Optional[str] = ..., doc_type: _Optional[str] = ..., section: _Optional[str] = ..., q: _Optional[str] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ChunkSummary(_message.Message):
+    __slots__ = ("chunk_id", "doc_type", "section", "recommendation_ids", "page", "text", "metadata")
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    DOC_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SECTION_FIELD_NUMBER: _ClassVar[int]
+    RECOMMENDATION_IDS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    chunk_id: str
+    doc_type: str
+    section: str
+    recommendation_ids: _containers.RepeatedScalarFieldContainer[str]
+    page: int
+    text: str
+    metadata: _struct_pb2.Struct
+    def __init__(self, chunk_id: _Optional[str] = ..., doc_type: _Optional[str] = ..., section: _Optional[str] = ..., recommendation_ids: _Optional[_Iterable[str]] = ..., page: _Optional[int] = ..., text: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class ListChunksResponse(_message.Message):
+    __slots__ = ("total", "counts_by_type", "items", "index_version")
+    class CountsByTypeEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_BY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    total: int
+    counts_by_type: _containers.ScalarMap[str, int]
+    items: _containers.RepeatedCompositeFieldContainer[ChunkSummary]
+    index_version: str
+    def __init__(self, total: _Optional[int] = ..., counts_by_type: _Optional[_Mapping[str, int]] = ..., items: _Optional[_Iterable[_Union[ChunkSummary, _Mapping]]] = ..., index_version: _Optional[str] = ...) -> None: ...
+
+class GetChunkRequest(_message.Message):
+    __slots__ = ("version", "chunk_id")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    chunk_id: str
+    def __init__(self, version: _Optional[str] = ..., chunk_id: _Optional[str] = ...) -> None: ...
+
+class GetChunkResponse(_message.Message):
+    __slots__ = ("chunk", "recommendation", "index_version")
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    RECOMMENDATION_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    chunk: ChunkSummary
+    recommendation: CanonicalRecommendation
+    index_version: str
+    def __init__(self, chunk: _Optional[_Union[ChunkSummary, _Mapping]] = ..., recommendation: _Optional[_Union[CanonicalRecommendation, _Mapping]] = ..., index_version: _Optional[str] = ...) -> None: ...

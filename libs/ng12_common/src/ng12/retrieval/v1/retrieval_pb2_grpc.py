@@ -95,6 +95,26 @@ class RetrievalStub:
                 request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetActiveIndexRequest.SerializeToString,
                 response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.IndexVersion.FromString,
                 _registered_method=True)
+        self.UploadSource = channel.stream_unary(
+                '/ng12.retrieval.v1.Retrieval/UploadSource',
+                request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.UploadSourceRequest.SerializeToString,
+                response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.UploadSourceResponse.FromString,
+                _registered_method=True)
+        self.RenderPage = channel.unary_unary(
+                '/ng12.retrieval.v1.Retrieval/RenderPage',
+                request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.RenderPageRequest.SerializeToString,
+                response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.RenderPageResponse.FromString,
+                _registered_method=True)
+        self.ListChunks = channel.unary_unary(
+                '/ng12.retrieval.v1.Retrieval/ListChunks',
+                request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.ListChunksRequest.SerializeToString,
+                response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.ListChunksResponse.FromString,
+                _registered_method=True)
+        self.GetChunk = channel.unary_unary(
+                '/ng12.retrieval.v1.Retrieval/GetChunk',
+                request_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetChunkRequest.SerializeToString,
+                response_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetChunkResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServicer:
@@ -181,6 +201,39 @@ class RetrievalServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UploadSource(self, request_iterator, context):
+        """The source PDF of a version being built (client streaming, pieces of at most 1 MiB); its
+        sha256 must equal the guideline's source_sha256 given to BeginIndex. Optional: a version
+        without one cannot render pages.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RenderPage(self, request, context):
+        """Guideline viewer and admin browsing (reads; any version that holds data, "" = active).
+        One printed page of a version's own PDF as PNG, a recommendation's boxes drawn on it;
+        cached on disk per (version, page, scale, highlight). NOT_FOUND: unknown version,
+        recommendation or no source PDF; INVALID_ARGUMENT: page outside 1..page_count, bad scale.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListChunks(self, request, context):
+        """Search chunks (and canonical recommendations as doc_type rule_canonical), filtered, paged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetChunk(self, request, context):
+        """One chunk in full with the recommendation it resolves to.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -243,6 +296,26 @@ def add_RetrievalServicer_to_server(servicer, server):
                     servicer.GetActiveIndex,
                     request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetActiveIndexRequest.FromString,
                     response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.IndexVersion.SerializeToString,
+            ),
+            'UploadSource': grpc.stream_unary_rpc_method_handler(
+                    servicer.UploadSource,
+                    request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.UploadSourceRequest.FromString,
+                    response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.UploadSourceResponse.SerializeToString,
+            ),
+            'RenderPage': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenderPage,
+                    request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.RenderPageRequest.FromString,
+                    response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.RenderPageResponse.SerializeToString,
+            ),
+            'ListChunks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListChunks,
+                    request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.ListChunksRequest.FromString,
+                    response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.ListChunksResponse.SerializeToString,
+            ),
+            'GetChunk': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetChunk,
+                    request_deserializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetChunkRequest.FromString,
+                    response_serializer=ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetChunkResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -570,6 +643,114 @@ class Retrieval:
             '/ng12.retrieval.v1.Retrieval/GetActiveIndex',
             ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetActiveIndexRequest.SerializeToString,
             ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.IndexVersion.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UploadSource(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/ng12.retrieval.v1.Retrieval/UploadSource',
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.UploadSourceRequest.SerializeToString,
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.UploadSourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenderPage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ng12.retrieval.v1.Retrieval/RenderPage',
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.RenderPageRequest.SerializeToString,
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.RenderPageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListChunks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ng12.retrieval.v1.Retrieval/ListChunks',
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.ListChunksRequest.SerializeToString,
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.ListChunksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetChunk(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ng12.retrieval.v1.Retrieval/GetChunk',
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetChunkRequest.SerializeToString,
+            ng12_dot_retrieval_dot_v1_dot_retrieval__pb2.GetChunkResponse.FromString,
             options,
             channel_credentials,
             insecure,
