@@ -70,8 +70,9 @@ def other_finding_terms() -> tuple[str, ...]:
     return tuple(str(term) for group in data for term in group["terms"])
 
 
-# Possessives and articles do not change what a clause names ("reproduces his pain").
-_FILLER = frozenset({"his", "her", "their", "my", "the", "a", "an"})
+# Possessives, pronouns and articles do not change what a clause names ("reproduces his pain",
+# "moves when she swallows").
+_FILLER = frozenset({"his", "her", "their", "my", "the", "a", "an", "he", "she", "they", "it", "him", "them"})
 
 
 def _stem_text(text: str) -> str:

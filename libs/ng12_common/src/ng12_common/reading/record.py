@@ -270,8 +270,11 @@ def _read_leftover(
             FindingRead(field=fld, entry=entry, clause=clause, status="test", evidence=inline.rule)
         )
         return
-    status = rules.status(clause, "")
-    if status is not None:  # "no pain passing urine", "mother had breast cancer"
+    # No finding was located in the clause, so a trigger may stand on either side of its words:
+    # forward triggers read the whole clause ("no pain passing urine", "mother had breast
+    # cancer"), and so do backward ones ("pain gone", "tooth pain now settled").
+    status = rules.status(clause, clause)
+    if status is not None:
         shown: FindingStatus = "absent" if status == "negated" else status
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status=shown))
         return
