@@ -161,7 +161,9 @@ class ConceptMatch(BaseModel):
 
 def normalise_phrase(text: str, keep_stop_words: bool = False) -> str:
     """Lower-case, accents folded, hyphens and punctuation to spaces, stop words dropped."""
-    t = unicodedata.normalize("NFKD", text)
+    # Record arrows: "appetite \u2193" is reduced appetite, "\u2191 frequency" increased frequency.
+    t = text.replace("\u2193", " reduced ").replace("\u2191", " increased ")
+    t = unicodedata.normalize("NFKD", t)
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
     t = t.replace("\u2019", "'").replace("'s ", " ").replace("'", "")
     t = re.sub(r"[^a-z0-9.,;]+", " ", t)
