@@ -39,7 +39,7 @@ from ng12_common.reading.context import ContextStatus, default_rules
 
 # Words dropped from both terms and text before matching (articles, possessives, the side, and
 # counts of one: "both", "one", "single").
-_STOP = ARTICLES_AND_SIDES | {"both", "one", "single"}
+_STOP = ARTICLES_AND_SIDES | {"both", "one", "single", "is", "was", "has", "have", "had", "been", "are", "were"}
 
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
