@@ -89,8 +89,10 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
         "irregular_shape",
         # MacKie's 7-point checklist names this feature "change in shape"
         re.compile(
-            r"\b(irregular shape|irregularly shaped|irregular border|irregular outline|irregular edges?|"
-            r"ragged edges?|changed shape|change in shape|changing shape|changed in shape)\b"
+            r"\b(irregular shape|irregularly shaped|irregular (\w+ )?(border|outline|edges?|margins?)|"
+            r"uneven (border|outline|edges?|margins?)|(border|outline|edges?|margins?) (\w+ )?(irregular|uneven)|"
+            r"wonky|asymmetric\w*|asymmetry|ragged edges?|notched (border|edges?)|"
+            r"changed shape|change in shape|changing shape|changed in shape)\b"
         ),
     ),
     (
@@ -133,7 +135,9 @@ _DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _EXPLAINED_BY = re.compile(
     r"\b(due to|caused by|explained by|secondary to|attributed to|because of)\b|(?<!un)\bexplained\b"
 )
-_LATERAL = re.compile(r"\b(one|single) (nipple|breast|side)\b|\b(unilateral|left|right)\b")
+_LATERAL = re.compile(
+    r"\b(one|single) (nipple|breast|side)\b|\b(unilateral|left|right)\b|\b(l|r|lt|rt) (nipple|breast)\b"
+)
 _SUGGEST = re.compile(r"\bsuggest(?:s|ing|ive of)\b")
 _WORD_RUN = re.compile(r"\w+")  # where a term can start (terms start with a word character)
 _SEGMENT_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|\bbut\b|\bplus\b|\balso\b)\s*")
