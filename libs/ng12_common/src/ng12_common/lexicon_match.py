@@ -39,7 +39,19 @@ from ng12_common.reading.context import ContextStatus, default_rules
 
 # Words dropped from both terms and text before matching (articles, possessives, the side, and
 # counts of one: "both", "one", "single").
-_STOP = ARTICLES_AND_SIDES | {"both", "one", "single", "is", "was", "has", "have", "had", "been", "are", "were"}
+_STOP = ARTICLES_AND_SIDES | {
+    "both",
+    "one",
+    "single",
+    "is",
+    "was",
+    "has",
+    "have",
+    "had",
+    "been",
+    "are",
+    "were",
+}
 
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
@@ -90,7 +102,8 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
         # MacKie's 7-point checklist names this feature "change in shape"
         re.compile(
             r"\b(irregular shape|irregularly shaped|irregular (\w+ )?(border|outline|edges?|margins?)|"
-            r"uneven (border|outline|edges?|margins?)|(border|outline|edges?|margins?) (\w+ )?(irregular|uneven)|"
+            r"uneven (border|outline|edges?|margins?)|"
+            r"(border|outline|edges?|margins?) (\w+ )?(irregular|uneven)|"
             r"wonky|asymmetric\w*|asymmetry|ragged edges?|notched (border|edges?)|"
             r"changed shape|change in shape|changing shape|changed in shape)\b"
         ),
