@@ -89,7 +89,7 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
         description="Answers questions over NICE NG12 from the guideline text, with citations.",
         lifespan=lifespan,
     )
-    install_common(app, SERVICE)
+    install_common(app, SERVICE, drain_seconds=settings.shutdown_drain_seconds)
     install_error_handlers(app)
     app.include_router(router)
     return app
