@@ -20,8 +20,12 @@ class ServiceSpec:
     port: int | None  # default main port
     metrics_port: int | None  # separate metrics port (retrieval, worker)
     env: dict[str, str] = field(default_factory=dict)  # keys and local defaults
-    health: str = "http"  # http (/readyz) | grpc (grpc.health.v1) | celery (metrics /livez)
+    health: str = "http"  # http (/readyz) | grpc (grpc.health.v1) | heartbeat (HEARTBEAT_FILE age)
 
+
+#: The worker's liveness probe fails when its heartbeat file is older than this (it is rewritten
+#: every 10 s while the consumer turns, or while a task within its time limit runs).
+HEARTBEAT_MAX_AGE_SECONDS = 60
 
 COMMON_ENV: dict[str, str] = {
     "ENVIRONMENT": "development",
@@ -68,8 +72,9 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "KB_DIR": "var/kb",
             "INGEST_ON_START": "if_empty",
             "RETRIEVAL_SERVICE_TOKEN": "",
+            "HEARTBEAT_FILE": "var/ingestion/heartbeat",
         },
-        health="celery",
+        health="heartbeat",
     ),
     ServiceSpec(
         name="assessment",

@@ -1,27 +1,28 @@
-"""The ingestion pipeline: NG12 PDF -> knowledge base (checkpoint file) -> new retrieval index."""
+"""The ingestion pipeline: NG12 PDF -> knowledge base (checkpoint file) -> new retrieval index.
+
+The PDF is parsed in a child process with size, page, wall-time and memory limits
+(ingestion.parse_guard); the upload's deadline is what is left of the task's time limit.
+"""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from ingestion.index_upload import Progress, upload_index
-from ingestion.kb.builder import build_knowledge_base, write_knowledge_base
-from ingestion.kb.errors import KnowledgeBaseError
+from ingestion.kb.builder import write_knowledge_base
+from ingestion.parse_guard import ParseLimits, parse_pdf_guarded
 from ng12_common.knowledge import KnowledgeBase
 from ng12_common.logs import get_logger
 
 log = get_logger("ingestion.pipeline")
 
 
-def build_kb(pdf_path: Path) -> KnowledgeBase:
-    """Parse the PDF into the knowledge base; KnowledgeBaseError says what is wrong with it."""
-    if not pdf_path.is_file():
-        raise KnowledgeBaseError(
-            f"NG12 PDF not found at {pdf_path}. Download it from "
-            "https://www.nice.org.uk/guidance/ng12 (set NG12_PDF to its path)."
-        )
-    return build_knowledge_base(pdf_path)
+def build_kb(pdf_path: Path, limits: ParseLimits | None = None) -> KnowledgeBase:
+    """Parse the PDF into the knowledge base in a limited child process; KnowledgeBaseError says
+    what is wrong with it (ParseLimitExceeded: which limit it broke)."""
+    return parse_pdf_guarded(pdf_path, limits)
 
 
 def ingest_pdf(
@@ -34,10 +35,21 @@ def ingest_pdf(
     timeout: float = 600.0,
     progress: Progress = lambda stage, fraction: None,
     service_token: str = "",
+    limits: ParseLimits | None = None,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
+    """`deadline` (time.monotonic()): the parse and the upload must end by then."""
     progress("parse", 0.0)
-    kb = build_kb(pdf_path)
+    if deadline is not None:
+        base = limits or ParseLimits()
+        remaining = max(1.0, deadline - time.monotonic())
+        limits = ParseLimits(
+            base.max_bytes, base.max_pages, min(base.wall_seconds, remaining), base.memory_bytes, base.workers
+        )
+    kb = build_kb(pdf_path, limits)
     progress("parse", 1.0)
+    if deadline is not None:
+        timeout = max(1.0, min(timeout, deadline - time.monotonic()))
     if kb_dir is not None:
         kb_dir.mkdir(parents=True, exist_ok=True)
         write_knowledge_base(kb, kb_dir / f"ng12-{kb.guideline.source_sha256[:12]}.json")
