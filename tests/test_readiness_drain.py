@@ -25,7 +25,10 @@ def test_sigterm_drains_readiness_then_finishes_in_flight_requests(tmp_path: Pat
     port = free_port()
     env = {**os.environ, "SHUTDOWN_DRAIN_SECONDS": str(DRAIN_SECONDS), "LOG_LEVEL": "INFO"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    code = f"from ng12_common.http_app import serve; serve('tests.drain_app:app', '127.0.0.1', {port}, {workers})"
+    code = (
+        "from ng12_common.http_app import serve; "
+        f"serve('tests.drain_app:app', '127.0.0.1', {port}, {workers})"
+    )
     log_path = tmp_path / "drain.log"
     proc = start_process(["-c", code], env, log_path)
     url = f"http://127.0.0.1:{port}"

@@ -35,7 +35,9 @@ HEARTBEAT_MAX_AGE = 3.0
 
 
 @pytest.fixture(scope="module")
-def worker(tmp_path_factory: pytest.TempPathFactory, redis_url: str, ng12_pdf: Path) -> Iterator[dict[str, object]]:
+def worker(
+    tmp_path_factory: pytest.TempPathFactory, redis_url: str, ng12_pdf: Path
+) -> Iterator[dict[str, object]]:
     tmp = tmp_path_factory.mktemp("worker")
     heartbeat = tmp / "heartbeat"
     env = {
@@ -58,7 +60,13 @@ def worker(tmp_path_factory: pytest.TempPathFactory, redis_url: str, ng12_pdf: P
     client = Celery("test-client", broker=redis_url, backend=redis_url)
     try:
         wait_for(lambda: heartbeat.exists(), 60, what="the worker's first heartbeat")
-        yield {"proc": proc, "client": client, "heartbeat": heartbeat, "log": log_path, "redis_url": redis_url}
+        yield {
+            "proc": proc,
+            "client": client,
+            "heartbeat": heartbeat,
+            "log": log_path,
+            "redis_url": redis_url,
+        }
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -104,7 +112,9 @@ def test_a_job_whose_worker_kept_dying_fails_at_once_with_the_reason(worker: dic
     assert time.monotonic() - started < 30, "it should not have parsed the PDF again"
 
 
-def test_heartbeat_is_fresh_while_the_worker_runs_and_stale_when_it_is_frozen(worker: dict[str, object]) -> None:
+def test_heartbeat_is_fresh_while_the_worker_runs_and_stale_when_it_is_frozen(
+    worker: dict[str, object],
+) -> None:
     proc: subprocess.Popen[bytes] = worker["proc"]  # type: ignore[assignment]
     heartbeat = str(worker["heartbeat"])
     probe = [sys.executable, "-m", "ng12_common.healthcheck", "heartbeat", heartbeat, str(HEARTBEAT_MAX_AGE)]
@@ -115,7 +125,9 @@ def test_heartbeat_is_fresh_while_the_worker_runs_and_stale_when_it_is_frozen(wo
         assert subprocess.run(probe, check=False, timeout=30).returncode == 1, "a frozen worker looked alive"
     finally:
         os.kill(proc.pid, signal.SIGCONT)
-    wait_for(lambda: subprocess.run(probe, check=False, timeout=30).returncode == 0, 15, what="fresh heartbeat")
+    wait_for(
+        lambda: subprocess.run(probe, check=False, timeout=30).returncode == 0, 15, what="fresh heartbeat"
+    )
 
 
 # ----------------------------------------------------------------------------- parse limits
@@ -132,7 +144,9 @@ def test_file_size_cap(ng12_pdf: Path) -> None:
 
 
 def test_page_count_cap(ng12_pdf: Path) -> None:
-    with pytest.raises(ParseLimitExceeded, match=r"95 pages, over the limit of 50 \(INGESTION_MAX_PDF_PAGES\)"):
+    with pytest.raises(
+        ParseLimitExceeded, match=r"95 pages, over the limit of 50 \(INGESTION_MAX_PDF_PAGES\)"
+    ):
         parse_pdf_guarded(ng12_pdf, ParseLimits(max_pages=50))
 
 

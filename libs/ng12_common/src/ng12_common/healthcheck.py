@@ -43,7 +43,9 @@ def check_heartbeat(path: str, max_age_seconds: float) -> bool:
     return age <= max_age_seconds
 
 
-USAGE = "usage: python -m ng12_common.healthcheck grpc HOST:PORT | http URL | heartbeat FILE MAX_AGE_SECONDS\n"
+USAGE = (
+    "usage: python -m ng12_common.healthcheck grpc HOST:PORT | http URL | heartbeat FILE MAX_AGE_SECONDS\n"
+)
 
 
 def main(argv: list[str] | None = None) -> int:

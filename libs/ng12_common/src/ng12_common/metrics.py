@@ -9,7 +9,8 @@ all: `http_instrumentation(service)` feeds them from prometheus-fastapi-instrume
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_fastapi_instrumentator.metrics import Info
@@ -72,3 +73,26 @@ def http_instrumentation(service: str) -> Callable[[Info], None]:
         HTTP_LATENCY.labels(service, handler, info.method).observe(info.modified_duration)
 
     return record
+
+
+REDIS_MEMORY_USED = Gauge(
+    "ng12_redis_memory_used_bytes",
+    "Memory used by a Redis the service depends on (INFO memory), by role: broker | chat.",
+    ["redis"],
+    multiprocess_mode="max",
+)
+REDIS_MEMORY_MAX = Gauge(
+    "ng12_redis_memory_max_bytes",
+    "maxmemory of that Redis (0: no cap). With noeviction, writes fail once used reaches it.",
+    ["redis"],
+    multiprocess_mode="max",
+)
+
+
+def record_redis_memory(role: str, info: Mapping[str, Any]) -> None:
+    """Record `INFO memory` of the Redis in `role` (the Redis-memory alert reads the ratio)."""
+    used, cap = info.get("used_memory"), info.get("maxmemory")
+    if isinstance(used, int | float):
+        REDIS_MEMORY_USED.labels(role).set(used)
+    if isinstance(cap, int | float):
+        REDIS_MEMORY_MAX.labels(role).set(cap)

@@ -20,17 +20,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import redis
 from celery import bootsteps
 from prometheus_client import Gauge
 
 from ingestion.celery_app import settings
 from ng12_common.logs import get_logger
+from ng12_common.metrics import record_redis_memory
 
 log = get_logger("ingestion.liveness")
 
 HEARTBEAT = Gauge(
     "ng12_ingestion_worker_heartbeat_timestamp_seconds",
-    "When the worker last proved it is alive (Unix time): the consumer loop, or a task within its time limit.",
+    "When the worker last proved it is alive (Unix time): its consumer loop, or a task within its limit.",
 )
 
 
@@ -48,18 +50,33 @@ def beat(path: Path | None = None) -> None:
     HEARTBEAT.set(now)
 
 
+_broker: redis.Redis | None = None
+
+
+def consumer_beat() -> None:
+    """The consumer loop's beat: the heartbeat, and the broker Redis's memory for its alert."""
+    global _broker
+    beat()
+    try:
+        if _broker is None:
+            _broker = redis.Redis.from_url(settings.redis_url, socket_timeout=1.0, socket_connect_timeout=1.0)
+        record_redis_memory("broker", _broker.info("memory"))
+    except redis.RedisError as exc:
+        log.warning("broker_memory_not_read", error=repr(exc))
+
+
 class HeartbeatStep(bootsteps.StartStopStep):
     """Worker bootstep: beat from the worker's timer (its event loop) while the worker runs."""
 
-    requires = {"celery.worker.components:Timer"}
+    requires = ("celery.worker.components:Timer",)
 
     def __init__(self, parent: Any, **kwargs: Any) -> None:
         super().__init__(parent, **kwargs)
         self.tref: Any = None
 
     def start(self, parent: Any) -> None:
-        beat()
-        self.tref = parent.timer.call_repeatedly(settings.heartbeat_interval_seconds, beat)
+        consumer_beat()
+        self.tref = parent.timer.call_repeatedly(settings.heartbeat_interval_seconds, consumer_beat)
 
     def stop(self, parent: Any) -> None:
         if self.tref is not None:

@@ -57,8 +57,11 @@ def _child(pdf_path: str, out_path: str, limits: ParseLimits, conn: Connection) 
             pages = 0
         if pages > limits.max_pages:
             conn.send(
-                ("limit", f"the PDF has {pages} pages, over the limit of {limits.max_pages} "
-                 "(INGESTION_MAX_PDF_PAGES)")
+                (
+                    "limit",
+                    f"the PDF has {pages} pages, over the limit of {limits.max_pages} "
+                    "(INGESTION_MAX_PDF_PAGES)",
+                )
             )
             return
         kb = build_knowledge_base(pdf_path, workers=limits.workers)
@@ -124,7 +127,9 @@ def parse_pdf_guarded(pdf_path: Path, limits: ParseLimits | None = None) -> Know
                         f"the PDF parsing process was killed ({signal.Signals(-code).name}); the usual "
                         "cause is running out of memory: " + _memory_message(limits)
                     ) from None
-                raise KnowledgeBaseError(f"the PDF parsing process ended without a result (exit {code})") from None
+                raise KnowledgeBaseError(
+                    f"the PDF parsing process ended without a result (exit {code})"
+                ) from None
         finally:
             receiver.close()
             if proc.is_alive():

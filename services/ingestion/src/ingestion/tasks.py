@@ -43,8 +43,12 @@ ATTEMPTS_KEY = "ng12:ingestion:attempts:{task_id}"
 ATTEMPTS_TTL_SECONDS = 7 * 24 * 3600
 #: gRPC codes worth another try: retrieval restarting, overloaded or slow.
 TRANSIENT_CODES = frozenset(
-    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED,
-     grpc.StatusCode.ABORTED}
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.ABORTED,
+    }
 )
 _redis: redis.Redis | None = None
 
