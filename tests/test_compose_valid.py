@@ -184,10 +184,14 @@ def test_app_healthchecks_call_the_shared_health_client() -> None:
             problems.append(f"{name}: healthcheck test should be an exec form ['CMD', ...], got {test!r}")
             continue
         argv = test[1:]
+        if argv[:4] == ["python", "-m", "ng12_common.healthcheck", "heartbeat"]:
+            if len(argv) != 6 or not argv[4].startswith("/") or not argv[5].isdigit():
+                problems.append(f"{name}: heartbeat healthcheck should be 'heartbeat /ABS/FILE MAX_AGE': {argv!r}")
+            continue
         if argv[:3] != ["python", "-m", "ng12_common.healthcheck"] or len(argv) != 5:
             problems.append(
-                f"{name}: healthcheck should be 'python -m ng12_common.healthcheck grpc|http TARGET', "
-                f"got {argv!r}"
+                f"{name}: healthcheck should be 'python -m ng12_common.healthcheck grpc|http TARGET' "
+                f"or 'heartbeat FILE MAX_AGE', got {argv!r}"
             )
         elif argv[3] == "http" and not re.fullmatch(r"http://127\.0\.0\.1:\d+/(readyz|livez)", argv[4]):
             problems.append(
