@@ -186,7 +186,7 @@ def test_app_healthchecks_call_the_shared_health_client() -> None:
         argv = test[1:]
         if argv[:4] == ["python", "-m", "ng12_common.healthcheck", "heartbeat"]:
             if len(argv) != 6 or not argv[4].startswith("/") or not argv[5].isdigit():
-                problems.append(f"{name}: heartbeat healthcheck should be 'heartbeat /ABS/FILE MAX_AGE': {argv!r}")
+                problems.append(f"{name}: heartbeat check should be 'heartbeat /ABS/FILE MAX_AGE': {argv!r}")
             continue
         if argv[:3] != ["python", "-m", "ng12_common.healthcheck"] or len(argv) != 5:
             problems.append(
