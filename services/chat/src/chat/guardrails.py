@@ -106,7 +106,10 @@ _TASK = re.compile(
     re.IGNORECASE,
 )
 _LOGISTICS = re.compile(
-    r"\b(phone|telephone|contact (details|numbers?)|fax|e-?mail address|address|opening (hours|times)|"
+    r"\b(phone|telephone|contact (details|numbers?)|fax|e-?mail address|opening (hours|times)|"
+    # an address as a noun ("the address of the clinic"), not the verb ("address her worries")
+    r"(postal|home|clinic'?s?|hospital'?s?|their|its|the) address(es)?\b(?! (her|his|their|the|any|my|your|this|these|those|concerns?|worr))|"
+    r"address(es)? (of|for) (the|a|an|this|that|our|my|local)\b|"
     r"number for|"
     r"waiting (time|list)s?|how long is the (current )?wait|wait(ing)? times?|current wait(ing)?|"
     r"local (radiology|hospital|trust|service|department|dept|clinic)s?|"
@@ -120,7 +123,8 @@ _DOSING = re.compile(
     r"\b(dos(e|es|age|ing)|\d+ ?mg|mg\b|how much (\w+ )?(should|to) (i )?(give|prescribe)|"
     r"prescrib\w*|side effects?|prognos\w*|life expectancy|survival|surviv\w+ rate|chemo\w*|"
     r"radiotherap\w*|immunotherap\w*|how long (will|does|do) (he|she|they|i) (have|live)|mortality|"
-    r"surgery|surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
+    # "surgery" as an operation, not the GP surgery ("came into the surgery", "at our surgery")
+    r"(?<!the )(?<!our )(?<!my )(?<!gp )(?<!practice )(?<!this )(?<!at )(?<!into )(?<!to )surgery|surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
     re.IGNORECASE,
 )
 _NAMED_GUIDANCE = re.compile(

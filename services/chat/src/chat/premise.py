@@ -44,11 +44,16 @@ ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action",
 
 # --- does the message assert something as NG12's? -------------------------------------------------
 _ASSERTS = re.compile(
-    r"\b(ng12|nice|the guidelines?|guidance|it)\s+(says?|said|states?|stated|recommends|recommended that|"
-    r"requires|mandates|advises|specifies|sets|lists|puts|tells us)\b|"
+    r"\b(ng12|nice|the guidelines?|guidance|it)\s+(?:(?:only|always|never|just|now|still|clearly|basically)\s+)?"
+    r"(says?|said|states?|stated|recommends|recommended that|requires|mandates|advises|specifies|sets|lists|"
+    r"puts|tells us|tells you to|wants|expects|insists|stipulates|demands|suggests that|calls for|allows|"
+    r"permits|restricts|limits|refers(?! to)|reserves|only covers)\b|"
     r"\b(is it true|isn'?t it true|isn'?t it|am i right|correct me|confirm( that)?|i read|i heard|"
-    r"i was told|i've been told|we were told|apparently|"
-    r"my (colleague|trainer|registrar|partner) (said|says))\b|"
+    r"i was told|i've been told|we were told|we were taught|i was taught|i learn[te]d|apparently|"
+    r"is that (right|correct|true)|"
+    r"(?:my|our|a|the) (colleague|trainer|registrar|reg|partner|consultant|supervisor|tutor|mentor|senior|"
+    r"boss|practice nurse|nurse|pharmacist|locum|gp partner|trainee|f2|fy2|st\d) "
+    r"(said|says|reckons|thinks|told me|tells me|insists|claims|swears|mentioned))\b|"
     r"\bwhich (recommendation|rec|section|part|paragraph|bit)\b.{0,30}\b(that|this|it|says?)\b|"
     r"\bwhere does (ng12|nice|it|the guideline) say\b|"
     r"\b(according to|as per|per|under|in line with|following|given|since|as|because) "
@@ -134,6 +139,14 @@ _AGE_RULE = re.compile(
     r"(?!\s*(?:mm|cm|kg|%|years? old|"
     r"y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|ng|micrograms?|g/l|mmol|platelets?|x))(?:\s*(?:and|or)\s*(?:over|above|older|under))?|"
     r"\b(\d{1,3})\s*(?:\+|and over|or over|and above|or older|and older|plus)\b",
+    re.IGNORECASE,
+)
+#: An age limit named as a rule without a test: "the (age) threshold for visible haematuria is 55"
+#: (a test's threshold, "the FIT cut-off is 20", is a `_THRESHOLD`).
+_AGE_LIMIT = re.compile(
+    r"\b(?:age (?:threshold|cut-?off|limit|cut off)|threshold|cut-?off|cut off)\b(?P<mid>[^.?!\d]{0,60}?)"
+    r"\b(?:is|of|=|at)\s+(?P<num>\d{1,3})\b(?!\s*(?:[./]\d|mm|cm|kg|%|iu|u/|ng|micro|µ|ug|g/|mmol|x|days?|"
+    r"weeks?|months?|hours?|points?))",
     re.IGNORECASE,
 )
 #: The patient's age: "a 65 year old", "65-year-old", "aged 65 man", "she is 65", "patient aged 65".
@@ -231,6 +244,14 @@ def claims(message: str) -> list[Claim]:
             word = m.group(0).lower()
             direction = "under" if re.match(r"(under|below|younger)", word) else "over"
             out.append(Claim("age", m.group(0).strip(), value, direction))
+    for m in _AGE_LIMIT.finditer(message):
+        value = m.group("num")
+        tested = re.search(rf"\b({'|'.join(_TEST_WORDS.values())})\b", m.group("mid"), re.IGNORECASE)
+        if tested or any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
+            continue
+        if 16 <= int(value) <= 100 and value not in patient_ages:
+            out.append(Claim("age", m.group(0).strip(), value, "over"))
+            taken.append(m.span())
     for m in _INTERVAL.finditer(message):
         if _PATIENT_DURATION.search(message[: m.start()]):
             continue

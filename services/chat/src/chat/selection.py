@@ -22,7 +22,7 @@ from difflib import SequenceMatcher
 from chat.clinical import ClinicalState
 from chat.knowledge import Knowledge
 from chat.premise import named_tests
-from ng12_common.criteria import AgeBelow, Gap, evaluate_all
+from ng12_common.criteria import AgeBelow, Gap, evaluate_all, parse_criteria, referenced_concepts
 from ng12_common.criteria_index import patient_concepts
 from ng12_common.served_recommendations import ServedRecommendation
 
@@ -134,6 +134,11 @@ def select(
             ranked = on_site
     best = ranked[0][1] if ranked else 0.0
     kept = [(r, s) for r, s in ranked if s >= best - SCORE_MARGIN and r.id not in sel.met]
+    if turn.symptoms:
+        # the question names symptoms: the retrieved recommendations whose criteria name them come
+        # before those that only share words ("came into the surgery with haemoptysis": 1.1.1, not
+        # the upper GI recommendations), whatever their score
+        kept = _naming_first(ranked, kept, set(turn.symptoms), sel.met)
     chosen: list[tuple[ServedRecommendation, float]] = []
     if knowledge:
         met_sorted = sorted(met, key=lambda rid: (rid not in scores, -scores.get(rid, 0.0)))
@@ -179,6 +184,28 @@ def select(
             if age == turn.age:
                 sel.near_misses.append(NearMiss(rec, threshold, age))
     return sel
+
+
+def _names(rec: ServedRecommendation, wanted: set[str]) -> bool:
+    if rec.criteria is None:
+        return False
+    named = {c for concepts in referenced_concepts(parse_criteria(rec.criteria)).values() for c in concepts}
+    return bool(named & wanted)
+
+
+def _naming_first(
+    ranked: list[tuple[ServedRecommendation, float]],
+    kept: list[tuple[ServedRecommendation, float]],
+    wanted: set[str],
+    met: set[str],
+) -> list[tuple[ServedRecommendation, float]]:
+    """The candidates whose criteria name a wanted symptom (any retrieved one, whatever its
+    score), then the other kept candidates."""
+    naming = [(r, s) for r, s in ranked if r.id not in met and _names(r, wanted)]
+    if not naming:
+        return kept
+    ids = {r.id for r, _ in naming}
+    return naming + [(r, s) for r, s in kept if r.id not in ids]
 
 
 def _met_at_age(
