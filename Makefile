@@ -37,8 +37,9 @@ eval-dev: $(STAMP) ## score the development cases in ../shared/eval-dev
 eval-blind: $(STAMP) ## the LOCKED blind sets through the gateway (score only when the work is done)
 	$(PY) bench/eval_blind.py --part locked
 
-eval-blind-dev: $(STAMP) ## the development part of the blind sets, one line per case
+eval-blind-dev: $(STAMP) ## the development parts of the blind sets (dev, dev2), one line per case
 	$(PY) bench/eval_blind.py --part dev -v
+	$(PY) bench/eval_blind.py --part dev2 -v
 
 calibrate-tier3: $(STAMP) ## recalibrate the semantic tier's threshold (writes assessment/data/semantic_calibration.json)
 	$(PY) bench/calibrate_tier3.py --write

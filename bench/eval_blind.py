@@ -84,7 +84,9 @@ def _print_assessment(label: str, r: dict[str, Any]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["dev", "locked"], default="locked")
+    parser.add_argument(
+        "--part", choices=["dev", "dev2", "locked"], default="locked", help="dev2: the second development set"
+    )
     parser.add_argument("--only", choices=["assessment", "chat", "both"], default="both")
     parser.add_argument("--base-url", help="score a running gateway instead of starting the stack")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per case")
@@ -96,7 +98,11 @@ def main() -> int:
 
     def run(base_url: str, headers: dict[str, str] | None) -> int:
         if args.only in ("assessment", "both"):
-            cases = json.loads((BLIND / f"assessment_{args.part}.json").read_text(encoding="utf-8"))
+            assessment_path = BLIND / f"assessment_{args.part}.json"
+            if not assessment_path.exists():
+                print(f"[assessment] {assessment_path} is missing", flush=True)
+                return 1
+            cases = json.loads(assessment_path.read_text(encoding="utf-8"))
             _print_assessment(
                 f"assessment {args.part}", assessment_metrics(base_url, cases, args.verbose, headers)
             )
