@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from chat import answer as compose
 from chat.clinical import ClinicalState, asks_about_age, extract
-from chat.definitions import asked_term, asked_terms, asks_timeframe
+from chat.definitions import asked_definitions, asked_term, asked_terms, asks_timeframe
 from chat.grading import FLOOR, grade
 from chat.guardrails import (
     InputKind,
@@ -476,13 +476,22 @@ def build_graph(
         if definition is not None:
             passage = hits_to_citations([definition])[0]
             lead = compose.definition(state.get("term") or "", passage) + "\n\n"
+            # a question about several terms ("urgent and very urgent?"): each defined, in turn
+            version = state["guideline"].index_version if "guideline" in state else ""
+            more: list[Citation] = [passage]
+            for other in asked_definitions(text)[1:]:
+                found = await definition_of(version, other)
+                if found is not None and found.excerpt not in {c.excerpt for c in more}:
+                    lead += compose.definition(other, found) + "\n\n"
+                    more.append(found)
+            passage_list = more
             if not state["turn_state"].names_clinical_terms and state.get("term") != "safety netting":
                 return {
                     "answer": compose.with_disclaimer(lead),
                     "grounding": "sufficient",
-                    "citations": [passage],
+                    "citations": passage_list,
                 }
-            citations = [passage, *citations]
+            citations = [*passage_list, *citations]
         if not sel.recs:  # only guideline prose matched: quote the best passages
             prose = hits_to_citations(state["hits"])[: min(2, request.top_k)]
             if definition is not None:
