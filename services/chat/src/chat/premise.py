@@ -138,7 +138,15 @@ _AGE_RULE = re.compile(
     r"\b(?:over|above|older than|under|below|younger than|aged)\s+(\d{1,3})s?\b"
     r"(?!\s*(?:mm|cm|kg|%|years? old|"
     r"y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|ng|micrograms?|g/l|mmol|platelets?|x))(?:\s*(?:and|or)\s*(?:over|above|older|under))?|"
-    r"\b(\d{1,3})\s*(?:\+|and over|or over|and above|or older|and older|plus)\b",
+    r"\b(\d{1,3})\s*(?:\+|and over|or over|and above|or older|and older|plus)\b|"
+    # "from age 50", "from the age of 60", "age 50 onwards"
+    r"\bfrom (?:the )?age (?:of )?(\d{1,3})\b|\bage[ds]? (\d{1,3}) (?:onwards|upwards|and up)\b",
+    re.IGNORECASE,
+)
+#: Words just before an "over/below N" that make it a test result, not an age ("FIT came back
+#: below 10", "platelets over 400").
+_RESULT_BEFORE = re.compile(
+    rf"\b({'|'.join(_TEST_WORDS.values())}|came back|result|level|count|score|reading|value)\b[^.?!,;]{{0,12}}$",
     re.IGNORECASE,
 )
 #: An age limit named as a rule without a test: "the (age) threshold for visible haematuria is 55"
@@ -207,9 +215,17 @@ def is_injection(message: str) -> bool:
     return bool(_INJECTION.search(message))
 
 
+#: "What does NG12 say?", "does NICE recommend ...?": a question about NG12, not an assertion.
+_ASKING_BEFORE = re.compile(
+    r"\b(does|do|did|would|will|can|could|should|might|may|what|which|how|when|where|why|whether|if)\s+$",
+    re.IGNORECASE,
+)
+
+
 def asserts_guideline(message: str) -> bool:
-    """The message states something as NG12's (a claim to check), rather than only asking."""
-    return bool(_ASSERTS.search(message))
+    """The message states something as NG12's (a claim to check), rather than only asking
+    ("what does NG12 say about ...?" and "does NICE recommend ...?" ask)."""
+    return any(not _ASKING_BEFORE.search(message[: m.start()]) for m in _ASSERTS.finditer(message))
 
 
 def _test_key(word: str, table: dict[str, str]) -> str | None:
@@ -235,10 +251,12 @@ def claims(message: str) -> list[Claim]:
         taken.append(m.span())
     patient_ages = _patient_ages(message)
     for m in _AGE_RULE.finditer(message):
-        value = m.group(1) or m.group(2)
+        value = next(g for g in m.groups() if g)
         if any(a <= m.start() < b for a, b in taken) or (
             value in patient_ages and m.group(0).lower().startswith("aged")
         ):
+            continue
+        if _RESULT_BEFORE.search(message[: m.start()]):
             continue
         if 0 < int(value) <= 120:
             word = m.group(0).lower()
