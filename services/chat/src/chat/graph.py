@@ -213,8 +213,11 @@ def build_graph(
                     found = await definition_of(version, term)
                     if found is not None:
                         passages.append(found)
-                if 16 <= age < 25 and "adults" in groups and "children_and_young_people" in groups:
-                    section = next(r.section for r in recs if r.population.get("age_group") == "adults")
+                # the adults' recommendation may be a near miss on age (18 and over), not presented
+                shown = [*recs, *(m.rec for m in sel.near_misses)]
+                both = {r.population.get("age_group") for r in shown}
+                if 16 <= age < 25 and "adults" in both and "children_and_young_people" in both:
+                    section = next(r.section for r in shown if r.population.get("age_group") == "adults")
                     note = await guideline_passage(
                         version,
                         "young people may be referred using either pathway",
