@@ -281,6 +281,11 @@ def test_scope_training_set_has_no_blind_development_question() -> None:
     def norm(text: str) -> str:
         return "".join(ch for ch in text.lower() if ch.isalnum())
 
-    dev = Path(__file__).resolve().parents[3] / "eval" / "blind" / "chat_dev.json"
-    blind = {norm(t["user"]) for case in json.loads(dev.read_text(encoding="utf-8")) for t in case["turns"]}
+    folder = Path(__file__).resolve().parents[3] / "eval" / "blind"
+    blind = {
+        norm(t["user"])
+        for name in ("chat_dev.json", "chat_dev2.json")
+        for case in json.loads((folder / name).read_text(encoding="utf-8"))
+        for t in case["turns"]
+    }
     assert not [e.text for e in load_examples() if norm(e.text) in blind]

@@ -46,7 +46,7 @@ from chat.query import (
 )
 from chat.redaction import redact
 from chat.results import results_lead
-from chat.scope import ScopeClassifier
+from chat.scope import CONTEXT_THRESHOLD, ScopeClassifier
 from chat.selection import Selection, select
 from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
@@ -291,6 +291,9 @@ def build_graph(
         decision = await scope.classify(message) if scope is not None else None
         if decision is None or decision.in_scope:
             return update | {"kind": kind, "in_scope": decision is not None}
+        if decision.in_scope_probability >= CONTEXT_THRESHOLD and state["has_history"]:
+            # a conversation's next question is refused only when the classifier is sure
+            return update | {"kind": kind, "in_scope": True}
         known = knowledge_cache.current
         turn = extract(message, known.lexicon, known.sites) if known is not None else ClinicalState()
         if decision.kind == "non_medical" and turn.names_clinical_terms:

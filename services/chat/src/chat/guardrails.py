@@ -138,6 +138,12 @@ _PROGRAMMES = re.compile(
     r"cervical screening|lung (cancer )?screening|smear tests?|mammogram (interval|programme)|vaccin\w*)\b",
     re.IGNORECASE,
 )
+_SCREENING_WELL = re.compile(
+    r"\b(asymptomatic|no symptoms|symptom-?free|without symptoms|healthy|well (man|woman|person))\b"
+    r".{0,80}\bscreen(ing|ed)?\b|\bscreen(ing|ed)?\b.{0,80}\b(asymptomatic|no symptoms|symptom-?free|"
+    r"without symptoms|healthy)\b",
+    re.IGNORECASE,
+)
 _CLAUSE_SPLIT = re.compile(
     r"(?:[?;]+\s*|,\s*(?:and|also|but|then|plus)\b\s*|\s+(?:and|also|plus|then|but)\s+(?=(?:can|could|"
     r"would|will|please|also|what|which|how|who|where|when|write|draft|fill|give|tell|book|send|"
@@ -154,6 +160,8 @@ def rule_scope(text: str) -> OutOfScopeKind | None:
     if asks_other_guideline(text) or _NAMED_GUIDANCE.search(text):
         return "other_guideline"
     if _PROGRAMMES.search(text) and not _IN_SCOPE_OVERRIDE.search(text):
+        return "other_guideline"
+    if _SCREENING_WELL.search(text):  # NG12 is about people with symptoms, not screening the well
         return "other_guideline"
     if _LOGISTICS.search(text):
         return "logistics"
