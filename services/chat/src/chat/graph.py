@@ -72,6 +72,10 @@ SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k
 PROCESS_GAP = 0.15
 PROCESS_FIRST = 3
 PROCESS_MARGIN = 0.10
+#: A question the classifier is sure is in scope (P(in_scope) >= SURE_IN_SCOPE) whose search ranked
+#: a recommendation first is answered with it, hedged, when it scores at least SURE_FLOOR.
+SURE_IN_SCOPE = 0.90
+SURE_FLOOR = 0.20
 NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only above this (grading's weak)
 
 
@@ -81,6 +85,7 @@ class ChatState(TypedDict, total=False):
     declined: list[tuple[str, str]]  # (part, kind) of a mixed request, declined by name
     scope_kind: str | None  # the out-of-scope kind (rules or classifier)
     in_scope: bool  # the classifier (or the conversation, for a follow-up) says the question is in scope
+    sure_in_scope: bool  # the classifier's P(in_scope) is at least SURE_IN_SCOPE
     definition: Any  # the guideline's definition passage of a term asked about
     first: list[str]  # rec ids presented first (a process question's 1.14-1.16 recommendations)
     term: str | None
@@ -290,7 +295,8 @@ def build_graph(
             return update | {"kind": kind, "in_scope": kind == "proceed"}  # a follow-up: the conversation's
         decision = await scope.classify(message) if scope is not None else None
         if decision is None or decision.in_scope:
-            return update | {"kind": kind, "in_scope": decision is not None}
+            sure = decision is not None and decision.in_scope_probability >= SURE_IN_SCOPE
+            return update | {"kind": kind, "in_scope": decision is not None, "sure_in_scope": sure}
         if decision.in_scope_probability >= CONTEXT_THRESHOLD and state["has_history"]:
             # a conversation's next question is refused only when the classifier is sure
             return update | {"kind": kind, "in_scope": True}
@@ -394,6 +400,11 @@ def build_graph(
             # a question the classifier placed in scope, with a recommendation above the floor: the
             # closest recommendations, hedged, rather than no answer
             if any(h.canonical and h.score >= FLOOR for h in state["hits"]):
+                return {"evidence": "weak"}
+            # one the classifier is sure of, whose search ranked a recommendation first (its words
+            # match, its score is low: "weighted 7 point checklist - what score?"): that, hedged
+            first = state["hits"][0] if state["hits"] else None
+            if state.get("sure_in_scope") and first is not None and first.canonical and first.score >= SURE_FLOOR:
                 return {"evidence": "weak"}
         return {"evidence": evidence}
 
