@@ -40,7 +40,7 @@ from ng12_common.criteria import (
 )
 from ng12_common.served_recommendations import ServedRecommendation
 
-ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action", "measure"]
+ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action", "measure", "population", "joint"]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
 _ASSERTS = re.compile(
@@ -294,7 +294,36 @@ def claims(message: str) -> list[Claim]:
         key = _test_key(m.group(1), _SCANS)
         if key is not None:
             out.append(Claim("test", m.group(0).strip(), key, key))
+    for m in _POPULATION.finditer(message):  # checked only together with the other claims
+        group = "adults" if m.group(1).lower().startswith(("adult", "grown")) else "children"
+        out.append(Claim("population", m.group(0).strip(), group))
     return out
+
+
+#: The group a rule is claimed for ("for adults", "kids with ...").
+_POPULATION = re.compile(r"\b(adults?|grown-?ups|child(?:ren)?|kids?|paediatric|young people)\b", re.IGNORECASE)
+#: Claims checked together: each may be NG12's, but not all of them in one recommendation ("a CT for
+#: weight loss over 40": NG12 has weight loss at 40 and over (FIT, X-ray) and a CT at 60 and over).
+_JOINT = ("age", "test", "interval", "action", "urgency", "population")
+
+
+def _holds(rec: ServedRecommendation, claim: Claim, wanted: set[str]) -> bool:
+    if claim.kind == "population":
+        group = str(rec.population.get("age_group") or "any")
+        if claim.value == "adults":
+            return group in ("adults", "any")
+        return group in ("children", "children_and_young_people", "any")
+    if claim.kind == "age":
+        bound = _age_bound_to(claim, [rec], wanted)
+        return bound if bound is not None else _contains(rec.text, claim)
+    return _contains(rec.text, claim)
+
+
+def _joint_claim(found: list[Claim]) -> Claim:
+    order = {"action": 0, "urgency": 0, "test": 1, "interval": 2, "population": 3, "age": 4}
+    parts = sorted(found, key=lambda c: order.get(c.kind, 5))
+    quoted = [f'"{c.text}"' for c in parts]
+    return Claim("joint", ", ".join(quoted[:-1]) + f" and {quoted[-1]}", "")
 
 
 _OTHER_TESTS = ["(?-i:FIT)", "fit test", "qfit", "ca[- ]?125", "psa", "full blood count", "fbc"]
@@ -419,6 +448,8 @@ def check(
     contradicted: list[Claim] = []
     quoted: list[ServedRecommendation] = []
     for claim in found:
+        if claim.kind == "population":
+            continue
         if claim.kind in ("action", "urgency") and for_symptoms:
             if not any(_contains(r.text, claim) for r in for_symptoms):
                 contradicted.append(claim)
@@ -444,6 +475,12 @@ def check(
             contradicted.append(claim)
             if pool is for_symptoms:
                 quoted += [r for r in pool if r not in quoted]
+    joint = [c for c in found if c.kind in _JOINT]
+    if not contradicted and for_symptoms and len([c for c in joint if c.kind != "population"]) >= 2:
+        # each claim is NG12's somewhere; one recommendation on these symptoms must make them all
+        if not any(all(_holds(r, c, wanted or set()) for c in joint) for r in for_symptoms):
+            contradicted.append(_joint_claim(joint))
+            quoted += [r for r in for_symptoms if r not in quoted]
     if contradicted and not quoted:
         subjects = {c.subject for c in contradicted if c.subject in TESTS}
         about = [r for r in retrieved if any(re.search(TESTS[s], r.text, re.I) for s in subjects)]
@@ -452,7 +489,7 @@ def check(
 
 
 def describe(contradicted: list[Claim]) -> str:
-    parts = [f'"{c.text}"' for c in contradicted]
+    parts = [c.text + " together" if c.kind == "joint" else f'"{c.text}"' for c in contradicted]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" or {parts[-1]}"
 
 
