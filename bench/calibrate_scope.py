@@ -152,7 +152,8 @@ async def run_cv(addr: str, k: int) -> None:
     r = report_probs(order, probs, examples, t)
     print(f"\nchosen: C={c:g}, threshold P(in_scope) < {t:.2f} -> out of scope")
     print(
-        f"cross-validated accuracy {r['accuracy']:.3f} (6 classes), in/out of scope {r['scope_accuracy']:.3f}, "
+        f"cross-validated accuracy {r['accuracy']:.3f} (6 classes), "
+        f"in/out of scope {r['scope_accuracy']:.3f}, "
         f"false refusals {r['false_refusal_rate']:.3f}, missed refusals {r['missed_refusal_rate']:.3f}"
     )
     print("| class | precision | recall | n |\n|---|---|---|---|")

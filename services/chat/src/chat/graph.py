@@ -404,7 +404,8 @@ def build_graph(
             # one the classifier is sure of, whose search ranked a recommendation first (its words
             # match, its score is low: "weighted 7 point checklist - what score?"): that, hedged
             first = state["hits"][0] if state["hits"] else None
-            if state.get("sure_in_scope") and first is not None and first.canonical and first.score >= SURE_FLOOR:
+            ranked_first = first is not None and bool(first.canonical) and first.score >= SURE_FLOOR
+            if state.get("sure_in_scope") and ranked_first:
                 return {"evidence": "weak"}
         return {"evidence": evidence}
 

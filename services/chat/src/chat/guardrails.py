@@ -108,7 +108,8 @@ _TASK = re.compile(
 _LOGISTICS = re.compile(
     r"\b(phone|telephone|contact (details|numbers?)|fax|e-?mail address|opening (hours|times)|"
     # an address as a noun ("the address of the clinic"), not the verb ("address her worries")
-    r"(postal|home|clinic'?s?|hospital'?s?|their|its|the) address(es)?\b(?! (her|his|their|the|any|my|your|this|these|those|concerns?|worr))|"
+    r"(postal|home|clinic'?s?|hospital'?s?|their|its|the) address(es)?\b"
+    r"(?! (her|his|their|the|any|my|your|this|these|those|concerns?|worr))|"
     r"address(es)? (of|for) (the|a|an|this|that|our|my|local)\b|"
     r"number for|"
     r"waiting (time|list)s?|how long is the (current )?wait|wait(ing)? times?|current wait(ing)?|"
@@ -124,7 +125,8 @@ _DOSING = re.compile(
     r"prescrib\w*|side effects?|prognos\w*|life expectancy|survival|surviv\w+ rate|chemo\w*|"
     r"radiotherap\w*|immunotherap\w*|how long (will|does|do) (he|she|they|i) (have|live)|mortality|"
     # "surgery" as an operation, not the GP surgery ("came into the surgery", "at our surgery")
-    r"(?<!the )(?<!our )(?<!my )(?<!gp )(?<!practice )(?<!this )(?<!at )(?<!into )(?<!to )surgery|surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
+    r"(?<!the )(?<!our )(?<!my )(?<!gp )(?<!practice )(?<!this )(?<!at )(?<!into )(?<!to )surgery|"
+    r"surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
     re.IGNORECASE,
 )
 _NAMED_GUIDANCE = re.compile(

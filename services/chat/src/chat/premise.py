@@ -40,11 +40,14 @@ from ng12_common.criteria import (
 )
 from ng12_common.served_recommendations import ServedRecommendation
 
-ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action", "measure", "population", "joint"]
+ClaimKind = Literal[
+    "threshold", "age", "interval", "urgency", "test", "action", "measure", "population", "joint"
+]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
 _ASSERTS = re.compile(
-    r"\b(ng12|nice|the guidelines?|guidance|it)\s+(?:(?:only|always|never|just|now|still|clearly|basically)\s+)?"
+    r"\b(ng12|nice|the guidelines?|guidance|it)\s+"
+    r"(?:(?:only|always|never|just|now|still|clearly|basically)\s+)?"
     r"(says?|said|states?|stated|recommends|recommended that|requires|mandates|advises|specifies|sets|lists|"
     r"puts|tells us|tells you to|wants|expects|insists|stipulates|demands|suggests that|calls for|allows|"
     r"permits|restricts|limits|refers(?! to)|reserves|only covers)\b|"
@@ -146,7 +149,8 @@ _AGE_RULE = re.compile(
 #: Words just before an "over/below N" that make it a test result, not an age ("FIT came back
 #: below 10", "platelets over 400").
 _RESULT_BEFORE = re.compile(
-    rf"\b({'|'.join(_TEST_WORDS.values())}|came back|result|level|count|score|reading|value)\b[^.?!,;]{{0,12}}$",
+    rf"\b({'|'.join(_TEST_WORDS.values())}|came back|result|level|count|score|reading|value)\b"
+    r"[^.?!,;]{0,12}$",
     re.IGNORECASE,
 )
 #: An age limit named as a rule without a test: "the (age) threshold for visible haematuria is 55"
@@ -301,7 +305,9 @@ def claims(message: str) -> list[Claim]:
 
 
 #: The group a rule is claimed for ("for adults", "kids with ...").
-_POPULATION = re.compile(r"\b(adults?|grown-?ups|child(?:ren)?|kids?|paediatric|young people)\b", re.IGNORECASE)
+_POPULATION = re.compile(
+    r"\b(adults?|grown-?ups|child(?:ren)?|kids?|paediatric|young people)\b", re.IGNORECASE
+)
 #: Claims checked together: each may be NG12's, but not all of them in one recommendation ("a CT for
 #: weight loss over 40": NG12 has weight loss at 40 and over (FIT, X-ray) and a CT at 60 and over).
 _JOINT = ("age", "test", "interval", "action", "urgency", "population")
