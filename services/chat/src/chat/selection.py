@@ -139,11 +139,6 @@ def select(
             ranked = on_site
     best = ranked[0][1] if ranked else 0.0
     kept = [(r, s) for r, s in ranked if s >= best - SCORE_MARGIN and r.id not in sel.met]
-    if turn.symptoms:
-        # the question names symptoms: the retrieved recommendations whose criteria name them come
-        # before those that only share words ("came into the surgery with haemoptysis": 1.1.1, not
-        # the upper GI recommendations), whatever their score
-        kept = _naming_first(ranked, kept, set(turn.symptoms), sel.met)
     chosen: list[tuple[ServedRecommendation, float]] = []
     if knowledge:
         met_sorted = sorted(met, key=lambda rid: (rid not in scores, -scores.get(rid, 0.0)))
@@ -191,34 +186,12 @@ def select(
     return sel
 
 
-def _names(rec: ServedRecommendation, wanted: set[str]) -> bool:
-    if rec.criteria is None:
-        return False
-    named = {c for concepts in referenced_concepts(parse_criteria(rec.criteria)).values() for c in concepts}
-    return bool(named & wanted)
-
-
 def _other_symptoms(rec: ServedRecommendation, wanted: set[str]) -> bool:
     """The recommendation's criteria name symptoms, none of them the patient's."""
     if rec.criteria is None:
         return False
     symptoms = referenced_concepts(parse_criteria(rec.criteria)).get("symptom", set())
     return bool(symptoms) and not (symptoms & wanted)
-
-
-def _naming_first(
-    ranked: list[tuple[ServedRecommendation, float]],
-    kept: list[tuple[ServedRecommendation, float]],
-    wanted: set[str],
-    met: set[str],
-) -> list[tuple[ServedRecommendation, float]]:
-    """The candidates whose criteria name a wanted symptom (any retrieved one, whatever its
-    score), then the other kept candidates."""
-    naming = [(r, s) for r, s in ranked if r.id not in met and _names(r, wanted)]
-    if not naming:
-        return kept
-    ids = {r.id for r, _ in naming}
-    return naming + [(r, s) for r, s in kept if r.id not in ids]
 
 
 def _met_at_age(
