@@ -78,6 +78,100 @@ def report(
     }
 
 
+def folds_of(examples: list[Example], k: int) -> list[int]:
+    """A stratified fold number (0..k-1) for each example, with the fixed seed."""
+    rng = np.random.default_rng(SEED)
+    fold = [0] * len(examples)
+    for label in SCOPE_KINDS:
+        idx = [i for i, e in enumerate(examples) if e.label == label]
+        for rank, j in enumerate(rng.permutation(len(idx))):
+            fold[idx[j]] = rank % k
+    return fold
+
+
+def report_probs(
+    labels: tuple[str, ...], probs: np.ndarray, held: list[Example], threshold: float
+) -> dict[str, object]:
+    """`report` for probabilities already computed (pooled out-of-fold predictions)."""
+    model = ScopeModel(labels, np.zeros((len(labels), 1)), np.zeros(len(labels)))  # type: ignore[arg-type]
+
+    class _Pooled(ScopeModel):
+        def probabilities(self, vectors: np.ndarray) -> np.ndarray:  # type: ignore[override]
+            return probs
+
+    pooled = _Pooled(model.labels, model.coef, model.intercept)
+    return report(pooled, probs, held, threshold)
+
+
+async def run_cv(addr: str, k: int) -> None:
+    """Stratified k-fold cross-validation: every example is held out once (embedded as a query,
+    as chat embeds a message) and predicted by a model fitted on the other folds (documents)."""
+    examples = load_examples()
+    fold = folds_of(examples, k)
+    client = RetrievalClient(addr, timeout_seconds=60)
+    docs, version = await embed_all(client, [e.text for e in examples])
+    queries, _ = await embed_all(client, [e.text for e in examples], as_query=True)
+    await client.close()
+    counts = dict(Counter(e.label for e in examples))
+    print(f"index {version}: {len(examples)} examples, {k}-fold cross-validation; by label: {counts}")
+    print("\n| C | threshold | accuracy (6 classes) | in/out accuracy | false refusals | missed refusals |")
+    print("|---|---|---|---|---|---|")
+    labels_all = [e.label for e in examples]
+    results: dict[float, tuple[tuple[str, ...], np.ndarray]] = {}
+    best: tuple[float, float, float, float] | None = None
+    for c in C_VALUES:
+        probs = np.zeros((len(examples), len(SCOPE_KINDS)))
+        order: tuple[str, ...] = ()
+        for f in range(k):
+            train = [i for i in range(len(examples)) if fold[i] != f]
+            held = [i for i in range(len(examples)) if fold[i] == f]
+            model = ScopeModel.fit(docs[train], [labels_all[i] for i in train], c=c)
+            order = model.labels
+            probs[held] = model.probabilities(queries[held])
+        results[c] = (order, probs)
+        pick = None
+        for t in THRESHOLDS:
+            r = report_probs(order, probs, examples, t)
+            if r["false_refusal_rate"] <= MAX_FALSE_REFUSAL:  # type: ignore[operator]
+                pick = (t, r)
+        if pick is None:
+            continue
+        t, r = pick
+        print(
+            f"| {c:g} | {t:.2f} | {r['accuracy']:.3f} | {r['scope_accuracy']:.3f} | "
+            f"{r['false_refusal_rate']:.3f} | {r['missed_refusal_rate']:.3f} |"
+        )
+        key = (float(r["missed_refusal_rate"]), -float(r["accuracy"]), c, t)  # type: ignore[arg-type]
+        if best is None or key < best:
+            best = key
+    if best is None:
+        print("no threshold keeps false refusals within", MAX_FALSE_REFUSAL)
+        return
+    c, t = best[2], best[3]
+    order, probs = results[c]
+    r = report_probs(order, probs, examples, t)
+    print(f"\nchosen: C={c:g}, threshold P(in_scope) < {t:.2f} -> out of scope")
+    print(
+        f"cross-validated accuracy {r['accuracy']:.3f} (6 classes), "
+        f"in/out of scope {r['scope_accuracy']:.3f}, "
+        f"false refusals {r['false_refusal_rate']:.3f}, missed refusals {r['missed_refusal_rate']:.3f}"
+    )
+    print("| class | precision | recall | n |\n|---|---|---|---|")
+    for label, (p, rec, n) in r["per_class"].items():  # type: ignore[attr-defined]
+        print(f"| {label} | {p:.3f} | {rec:.3f} | {n} |")
+    print("\nthreshold sweep at the chosen C (cross-validated, query embeddings):")
+    for t2 in THRESHOLDS:
+        rr = report_probs(order, probs, examples, t2)
+        print(
+            f"  t={t2:.2f}: accuracy {rr['accuracy']:.3f}, false refusals {rr['false_refusal_rate']:.3f}, "
+            f"missed {rr['missed_refusal_rate']:.3f}"
+        )
+    print("\nfalse refusals at the chosen threshold:")
+    for line in r["errors"]:  # type: ignore[attr-defined]
+        if str(line).startswith("in_scope ->"):
+            print("  -", line)
+
+
 async def run(addr: str) -> None:
     examples = load_examples()
     train, held = split(examples)
@@ -145,9 +239,16 @@ async def run(addr: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retrieval-addr", default="")
+    parser.add_argument(
+        "--folds", type=int, default=5, help="k-fold cross-validation (default 5); 1: one 80/20 split"
+    )
     args = parser.parse_args()
+
+    def calibrate(addr: str) -> None:
+        asyncio.run(run_cv(addr, args.folds) if args.folds > 1 else run(addr))
+
     if args.retrieval_addr:
-        asyncio.run(run(args.retrieval_addr))
+        calibrate(args.retrieval_addr)
         return
     from ingestion.pipeline import ingest_pdf
     from tests.support import find_pdf, start_retrieval, stop_process
@@ -156,7 +257,7 @@ def main() -> None:
         proc, port, _, _ = start_retrieval(Path(tmp))
         try:
             ingest_pdf(find_pdf(), f"127.0.0.1:{port}")
-            asyncio.run(run(f"127.0.0.1:{port}"))
+            calibrate(f"127.0.0.1:{port}")
         finally:
             stop_process(proc)  # type: ignore[arg-type]
 

@@ -281,6 +281,88 @@ def test_scope_training_set_has_no_blind_development_question() -> None:
     def norm(text: str) -> str:
         return "".join(ch for ch in text.lower() if ch.isalnum())
 
-    dev = Path(__file__).resolve().parents[3] / "eval" / "blind" / "chat_dev.json"
-    blind = {norm(t["user"]) for case in json.loads(dev.read_text(encoding="utf-8")) for t in case["turns"]}
+    folder = Path(__file__).resolve().parents[3] / "eval" / "blind"
+    blind = {
+        norm(t["user"])
+        for name in ("chat_dev.json", "chat_dev2.json")
+        for case in json.loads((folder / name).read_text(encoding="utf-8"))
+        for t in case["turns"]
+    }
     assert not [e.text for e in load_examples() if norm(e.text) in blind]
+
+
+def test_scope_rules_do_not_take_the_gp_surgery_or_the_verb_address() -> None:
+    from chat.guardrails import rule_scope
+
+    assert rule_scope("A man came into the surgery with haemoptysis, what does NG12 advise?") is None
+    assert rule_scope("How should I address her worries about being referred?") is None
+    assert rule_scope("what's the address of the breast clinic?") == "logistics"
+    assert rule_scope("is surgery the best option for a small renal mass?") == "treatment"
+    assert rule_scope("healthy 55 year old with no symptoms wants PSA screening") == "other_guideline"
+
+
+def test_definition_questions_name_one_or_more_terms() -> None:
+    from chat.definitions import asked_definitions
+
+    assert asked_definitions("how long must a symptom last to count as 'persistent'?") == ["Persistent"]
+    assert asked_definitions("difference between urgent and very urgent?") == ["Urgent", "Very urgent"]
+    assert asked_definitions("What ages count as 'children' and 'young people' here?") == [
+        "Children",
+        "Young people",
+    ]
+    assert asked_definitions("what does 'direct access' mean for an X-ray?") == ["Direct access"]
+    assert asked_definitions("what does NG12 say about unexplained weight loss?") == []
+    assert asked_definitions("is persistent hoarseness a 2ww?") == []
+
+
+def test_claims_asking_is_not_asserting_and_results_are_not_ages() -> None:
+    from chat.premise import claims
+
+    assert claims("54F bloated for 2 months. What does NG12 say?") == []
+    assert claims("does NICE recommend FIT for a 52 yo with rectal bleeding?") == []
+    assert claims("FIT came back below 10 but I'm worried. Doesn't NG12 say to refer anyway?") == []
+    found = claims("NG12 says haemoptysis only needs a 2WW from age 50, right?")
+    assert ("age", "50", "over") in {(c.kind, c.value, c.subject) for c in found}
+    found = claims("I remember the age cut-off for dysphagia is 55")
+    assert [(c.kind, c.value) for c in found] == [("age", "55")]
+    assert claims("my trainer reckons NG12 wants a CT for everyone with a cough")
+
+
+def test_claims_are_checked_together_for_the_symptoms_named() -> None:
+    from chat.premise import check, claims
+    from ng12_common.served_recommendations import ServedRecommendation
+
+    def rec(rid: str, text: str, group: str) -> ServedRecommendation:
+        return ServedRecommendation(
+            id=rid,
+            section="1.11",
+            cancer_site="soft_tissue_sarcoma",
+            page=29,
+            text=text,
+            action="urgent_investigation",
+            strength="consider",
+            population={"age_group": group},
+        )
+
+    adults = rec(
+        "1.11.4", "Consider an urgent, direct access ultrasound scan (to be done within 2 weeks)", "adults"
+    )
+    cyp = rec(
+        "1.11.6",
+        "Consider a very urgent, direct access ultrasound scan (to be done within 48 hours)",
+        "children_and_young_people",
+    )
+    found = claims("NICE wants an ultrasound within 48 hours for adults with a growing lump, yes?")
+    contradicted, quoted = check(found, [adults, cyp], [adults, cyp], [adults, cyp], set())
+    assert [c.kind for c in contradicted] == ["joint"] and {r.id for r in quoted} == {"1.11.4", "1.11.6"}
+    found = claims("NICE wants an ultrasound within 48 hours for children with a growing lump, yes?")
+    assert check(found, [adults, cyp], [adults, cyp], [adults, cyp], set())[0] == []
+
+
+def test_age_in_gp_shorthand() -> None:
+    from chat.clinical import _age
+
+    assert _age("Pt 58 with reflux + unexplained wt loss") == 58
+    assert _age("woman, 62, breast lump") == 62
+    assert _age("58 male with dysphagia") == 58
+    assert _age("patient 3 weeks of cough") is None

@@ -24,6 +24,13 @@ _AGE = [
     _AGE_SEX,
     re.compile(r"\b(?:they|he|she|patient|pt)(?:'re| are| is|'s| were| was)\s*(\d{1,3})\b", re.I),
     re.compile(r"\b(?:a|an)\s+(\d{1,3})\b(?! ?(?:mm|cm|days?|weeks?|months?))", re.I),
+    # "Pt 58 with reflux", "woman, 62", "58 male", "62 year-old"
+    re.compile(
+        r"\b(?:pt|patient|man|woman|lady|gentleman|gent|male|female|boy|girl|mr|mrs|ms)\s*,?\s+(\d{1,3})\b"
+        r"(?!\s*(?:mm|cm|kg|%|x|/|\.\d|days?|weeks?|wks?|months?|mths?|years? ago|hours?|points?))",
+        re.I,
+    ),
+    re.compile(r"\b(\d{1,3})\s*(?:male|female|man|woman|lady|gent|gentleman|boy|girl)\b", re.I),
     # a bare number as the whole question: "what about 83?", "and at 19?", "47?"
     re.compile(
         r"^\s*(?:(?:and|so|but)\s+)?(?:(?:what|how) about\s+|at\s+|if\s+)?(\d{1,3})\s*[?.!]*\s*$", re.I

@@ -56,12 +56,43 @@ _QUESTION = re.compile(
 _TERM_OF = {alias: term for alias, term in _ALIASES}
 
 
+#: Words that make a question about what a term means, wherever they stand ("how long does a
+#: symptom have to last to count as 'persistent'?", "difference between urgent and very urgent?",
+#: "what ages count as children and young people?", "what does 'direct access' mean for a test?").
+_CUE = re.compile(
+    r"\b(mean|means|meant|meaning|define[sd]?|definitions?|counts? as|counted as|class(?:ed|ified)? as|"
+    r"qualif(?:y|ies) as|regarded as|considered|stand for|stands for|difference between|differ|"
+    r"distinguish|versus|vs\.?|what ages?|which ages?|how old|age range|ages? (?:of|for|counts?))\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"['\"‘“]([^'\"‘’“”]{2,60})['\"’”]")
+
+
+def asked_definitions(message: str) -> list[str]:
+    """The NG12-defined terms a definition question asks about (several: "difference between
+    urgent and very urgent?"), in the order named; empty when it asks about no term's meaning.
+    Terms in quotes are the ones asked about when there are any."""
+    text = message.strip()
+    m = _QUESTION.search(text)
+    if m:
+        return [_TERM_OF[m.group("term").lower()]]
+    if not _CUE.search(text):
+        return []
+    quoted = [
+        _TERM_OF[q.group(1).strip().lower()]
+        for q in _QUOTED.finditer(text)
+        if q.group(1).strip().lower() in _TERM_OF
+    ]
+    if quoted:
+        return list(dict.fromkeys(quoted))
+    named = [_TERM_OF[n.group(1).lower()] for n in _NAMED.finditer(text)]
+    return list(dict.fromkeys(named))
+
+
 def asked_term(message: str) -> str | None:
-    """The NG12-defined term a definition question asks about, or None."""
-    m = _QUESTION.search(message.strip())
-    if not m:
-        return None
-    return _TERM_OF.get(m.group("term").lower())
+    """The (first) NG12-defined term a definition question asks about, or None."""
+    terms = asked_definitions(message)
+    return terms[0] if terms else None
 
 
 _TIMEFRAME = re.compile(

@@ -21,7 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from chat import answer as compose
 from chat.clinical import ClinicalState, asks_about_age, extract
-from chat.definitions import asked_term, asked_terms, asks_timeframe
+from chat.definitions import asked_definitions, asked_term, asked_terms, asks_timeframe
 from chat.grading import FLOOR, grade
 from chat.guardrails import (
     InputKind,
@@ -46,7 +46,7 @@ from chat.query import (
 )
 from chat.redaction import redact
 from chat.results import results_lead
-from chat.scope import ScopeClassifier
+from chat.scope import CONTEXT_THRESHOLD, ScopeClassifier
 from chat.selection import Selection, select
 from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
@@ -72,6 +72,10 @@ SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k
 PROCESS_GAP = 0.15
 PROCESS_FIRST = 3
 PROCESS_MARGIN = 0.10
+#: A question the classifier is sure is in scope (P(in_scope) >= SURE_IN_SCOPE) whose search ranked
+#: a recommendation first is answered with it, hedged, when it scores at least SURE_FLOOR.
+SURE_IN_SCOPE = 0.90
+SURE_FLOOR = 0.20
 NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only above this (grading's weak)
 
 
@@ -81,6 +85,7 @@ class ChatState(TypedDict, total=False):
     declined: list[tuple[str, str]]  # (part, kind) of a mixed request, declined by name
     scope_kind: str | None  # the out-of-scope kind (rules or classifier)
     in_scope: bool  # the classifier (or the conversation, for a follow-up) says the question is in scope
+    sure_in_scope: bool  # the classifier's P(in_scope) is at least SURE_IN_SCOPE
     definition: Any  # the guideline's definition passage of a term asked about
     first: list[str]  # rec ids presented first (a process question's 1.14-1.16 recommendations)
     term: str | None
@@ -213,8 +218,11 @@ def build_graph(
                     found = await definition_of(version, term)
                     if found is not None:
                         passages.append(found)
-                if 16 <= age < 25 and "adults" in groups and "children_and_young_people" in groups:
-                    section = next(r.section for r in recs if r.population.get("age_group") == "adults")
+                # the adults' recommendation may be a near miss on age (18 and over), not presented
+                shown = [*recs, *(m.rec for m in sel.near_misses)]
+                both = {r.population.get("age_group") for r in shown}
+                if 16 <= age < 25 and "adults" in both and "children_and_young_people" in both:
+                    section = next(r.section for r in shown if r.population.get("age_group") == "adults")
                     note = await guideline_passage(
                         version,
                         "young people may be referred using either pathway",
@@ -287,7 +295,11 @@ def build_graph(
             return update | {"kind": kind, "in_scope": kind == "proceed"}  # a follow-up: the conversation's
         decision = await scope.classify(message) if scope is not None else None
         if decision is None or decision.in_scope:
-            return update | {"kind": kind, "in_scope": decision is not None}
+            sure = decision is not None and decision.in_scope_probability >= SURE_IN_SCOPE
+            return update | {"kind": kind, "in_scope": decision is not None, "sure_in_scope": sure}
+        if decision.in_scope_probability >= CONTEXT_THRESHOLD and state["has_history"]:
+            # a conversation's next question is refused only when the classifier is sure
+            return update | {"kind": kind, "in_scope": True}
         known = knowledge_cache.current
         turn = extract(message, known.lexicon, known.sites) if known is not None else ClinicalState()
         if decision.kind == "non_medical" and turn.names_clinical_terms:
@@ -389,6 +401,12 @@ def build_graph(
             # closest recommendations, hedged, rather than no answer
             if any(h.canonical and h.score >= FLOOR for h in state["hits"]):
                 return {"evidence": "weak"}
+            # one the classifier is sure of, whose search ranked a recommendation first (its words
+            # match, its score is low: "weighted 7 point checklist - what score?"): that, hedged
+            first = state["hits"][0] if state["hits"] else None
+            ranked_first = first is not None and bool(first.canonical) and first.score >= SURE_FLOOR
+            if state.get("sure_in_scope") and ranked_first:
+                return {"evidence": "weak"}
         return {"evidence": evidence}
 
     def after_check(state: Mapping[str, Any]) -> str:
@@ -476,13 +494,22 @@ def build_graph(
         if definition is not None:
             passage = hits_to_citations([definition])[0]
             lead = compose.definition(state.get("term") or "", passage) + "\n\n"
+            # a question about several terms ("urgent and very urgent?"): each defined, in turn
+            version = state["guideline"].index_version if "guideline" in state else ""
+            more: list[Citation] = [passage]
+            for other in asked_definitions(text)[1:]:
+                found = await definition_of(version, other)
+                if found is not None and found.excerpt not in {c.excerpt for c in more}:
+                    lead += compose.definition(other, found) + "\n\n"
+                    more.append(found)
+            passage_list = more
             if not state["turn_state"].names_clinical_terms and state.get("term") != "safety netting":
                 return {
                     "answer": compose.with_disclaimer(lead),
                     "grounding": "sufficient",
-                    "citations": [passage],
+                    "citations": passage_list,
                 }
-            citations = [passage, *citations]
+            citations = [*passage_list, *citations]
         if not sel.recs:  # only guideline prose matched: quote the best passages
             prose = hits_to_citations(state["hits"])[: min(2, request.top_k)]
             if definition is not None:

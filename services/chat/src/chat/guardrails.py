@@ -106,7 +106,11 @@ _TASK = re.compile(
     re.IGNORECASE,
 )
 _LOGISTICS = re.compile(
-    r"\b(phone|telephone|contact (details|numbers?)|fax|e-?mail address|address|opening (hours|times)|"
+    r"\b(phone|telephone|contact (details|numbers?)|fax|e-?mail address|opening (hours|times)|"
+    # an address as a noun ("the address of the clinic"), not the verb ("address her worries")
+    r"(postal|home|clinic'?s?|hospital'?s?|their|its|the) address(es)?\b"
+    r"(?! (her|his|their|the|any|my|your|this|these|those|concerns?|worr))|"
+    r"address(es)? (of|for) (the|a|an|this|that|our|my|local)\b|"
     r"number for|"
     r"waiting (time|list)s?|how long is the (current )?wait|wait(ing)? times?|current wait(ing)?|"
     r"local (radiology|hospital|trust|service|department|dept|clinic)s?|"
@@ -120,7 +124,9 @@ _DOSING = re.compile(
     r"\b(dos(e|es|age|ing)|\d+ ?mg|mg\b|how much (\w+ )?(should|to) (i )?(give|prescribe)|"
     r"prescrib\w*|side effects?|prognos\w*|life expectancy|survival|surviv\w+ rate|chemo\w*|"
     r"radiotherap\w*|immunotherap\w*|how long (will|does|do) (he|she|they|i) (have|live)|mortality|"
-    r"surgery|surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
+    # "surgery" as an operation, not the GP surgery ("came into the surgery", "at our surgery")
+    r"(?<!the )(?<!our )(?<!my )(?<!gp )(?<!practice )(?<!this )(?<!at )(?<!into )(?<!to )surgery|"
+    r"surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
     re.IGNORECASE,
 )
 _NAMED_GUIDANCE = re.compile(
@@ -132,6 +138,12 @@ _NAMED_GUIDANCE = re.compile(
 _PROGRAMMES = re.compile(
     r"\b(screening programmes?|screening (age|interval)s?|bowel (cancer )?screening|breast screening|"
     r"cervical screening|lung (cancer )?screening|smear tests?|mammogram (interval|programme)|vaccin\w*)\b",
+    re.IGNORECASE,
+)
+_SCREENING_WELL = re.compile(
+    r"\b(asymptomatic|no symptoms|symptom-?free|without symptoms|healthy|well (man|woman|person))\b"
+    r".{0,80}\bscreen(ing|ed)?\b|\bscreen(ing|ed)?\b.{0,80}\b(asymptomatic|no symptoms|symptom-?free|"
+    r"without symptoms|healthy)\b",
     re.IGNORECASE,
 )
 _CLAUSE_SPLIT = re.compile(
@@ -150,6 +162,8 @@ def rule_scope(text: str) -> OutOfScopeKind | None:
     if asks_other_guideline(text) or _NAMED_GUIDANCE.search(text):
         return "other_guideline"
     if _PROGRAMMES.search(text) and not _IN_SCOPE_OVERRIDE.search(text):
+        return "other_guideline"
+    if _SCREENING_WELL.search(text):  # NG12 is about people with symptoms, not screening the well
         return "other_guideline"
     if _LOGISTICS.search(text):
         return "logistics"

@@ -40,15 +40,23 @@ from ng12_common.criteria import (
 )
 from ng12_common.served_recommendations import ServedRecommendation
 
-ClaimKind = Literal["threshold", "age", "interval", "urgency", "test", "action", "measure"]
+ClaimKind = Literal[
+    "threshold", "age", "interval", "urgency", "test", "action", "measure", "population", "joint"
+]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
 _ASSERTS = re.compile(
-    r"\b(ng12|nice|the guidelines?|guidance|it)\s+(says?|said|states?|stated|recommends|recommended that|"
-    r"requires|mandates|advises|specifies|sets|lists|puts|tells us)\b|"
+    r"\b(ng12|nice|the guidelines?|guidance|it)\s+"
+    r"(?:(?:only|always|never|just|now|still|clearly|basically)\s+)?"
+    r"(says?|said|states?|stated|recommends|recommended that|requires|mandates|advises|specifies|sets|lists|"
+    r"puts|tells us|tells you to|wants|expects|insists|stipulates|demands|suggests that|calls for|allows|"
+    r"permits|restricts|limits|refers(?! to)|reserves|only covers)\b|"
     r"\b(is it true|isn'?t it true|isn'?t it|am i right|correct me|confirm( that)?|i read|i heard|"
-    r"i was told|i've been told|we were told|apparently|"
-    r"my (colleague|trainer|registrar|partner) (said|says))\b|"
+    r"i was told|i've been told|we were told|we were taught|i was taught|i learn[te]d|apparently|"
+    r"is that (right|correct|true)|"
+    r"(?:my|our|a|the) (colleague|trainer|registrar|reg|partner|consultant|supervisor|tutor|mentor|senior|"
+    r"boss|practice nurse|nurse|pharmacist|locum|gp partner|trainee|f2|fy2|st\d) "
+    r"(said|says|reckons|thinks|told me|tells me|insists|claims|swears|mentioned))\b|"
     r"\bwhich (recommendation|rec|section|part|paragraph|bit)\b.{0,30}\b(that|this|it|says?)\b|"
     r"\bwhere does (ng12|nice|it|the guideline) say\b|"
     r"\b(according to|as per|per|under|in line with|following|given|since|as|because) "
@@ -133,7 +141,24 @@ _AGE_RULE = re.compile(
     r"\b(?:over|above|older than|under|below|younger than|aged)\s+(\d{1,3})s?\b"
     r"(?!\s*(?:mm|cm|kg|%|years? old|"
     r"y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|ng|micrograms?|g/l|mmol|platelets?|x))(?:\s*(?:and|or)\s*(?:over|above|older|under))?|"
-    r"\b(\d{1,3})\s*(?:\+|and over|or over|and above|or older|and older|plus)\b",
+    r"\b(\d{1,3})\s*(?:\+|and over|or over|and above|or older|and older|plus)\b|"
+    # "from age 50", "from the age of 60", "age 50 onwards"
+    r"\bfrom (?:the )?age (?:of )?(\d{1,3})\b|\bage[ds]? (\d{1,3}) (?:onwards|upwards|and up)\b",
+    re.IGNORECASE,
+)
+#: Words just before an "over/below N" that make it a test result, not an age ("FIT came back
+#: below 10", "platelets over 400").
+_RESULT_BEFORE = re.compile(
+    rf"\b({'|'.join(_TEST_WORDS.values())}|came back|result|level|count|score|reading|value)\b"
+    r"[^.?!,;]{0,12}$",
+    re.IGNORECASE,
+)
+#: An age limit named as a rule without a test: "the (age) threshold for visible haematuria is 55"
+#: (a test's threshold, "the FIT cut-off is 20", is a `_THRESHOLD`).
+_AGE_LIMIT = re.compile(
+    r"\b(?:age (?:threshold|cut-?off|limit|cut off)|threshold|cut-?off|cut off)\b(?P<mid>[^.?!\d]{0,60}?)"
+    r"\b(?:is|of|=|at)\s+(?P<num>\d{1,3})\b(?!\s*(?:[./]\d|mm|cm|kg|%|iu|u/|ng|micro|µ|ug|g/|mmol|x|days?|"
+    r"weeks?|months?|hours?|points?))",
     re.IGNORECASE,
 )
 #: The patient's age: "a 65 year old", "65-year-old", "aged 65 man", "she is 65", "patient aged 65".
@@ -194,9 +219,17 @@ def is_injection(message: str) -> bool:
     return bool(_INJECTION.search(message))
 
 
+#: "What does NG12 say?", "does NICE recommend ...?": a question about NG12, not an assertion.
+_ASKING_BEFORE = re.compile(
+    r"\b(does|do|did|would|will|can|could|should|might|may|what|which|how|when|where|why|whether|if)\s+$",
+    re.IGNORECASE,
+)
+
+
 def asserts_guideline(message: str) -> bool:
-    """The message states something as NG12's (a claim to check), rather than only asking."""
-    return bool(_ASSERTS.search(message))
+    """The message states something as NG12's (a claim to check), rather than only asking
+    ("what does NG12 say about ...?" and "does NICE recommend ...?" ask)."""
+    return any(not _ASKING_BEFORE.search(message[: m.start()]) for m in _ASSERTS.finditer(message))
 
 
 def _test_key(word: str, table: dict[str, str]) -> str | None:
@@ -222,15 +255,25 @@ def claims(message: str) -> list[Claim]:
         taken.append(m.span())
     patient_ages = _patient_ages(message)
     for m in _AGE_RULE.finditer(message):
-        value = m.group(1) or m.group(2)
+        value = next(g for g in m.groups() if g)
         if any(a <= m.start() < b for a, b in taken) or (
             value in patient_ages and m.group(0).lower().startswith("aged")
         ):
+            continue
+        if _RESULT_BEFORE.search(message[: m.start()]):
             continue
         if 0 < int(value) <= 120:
             word = m.group(0).lower()
             direction = "under" if re.match(r"(under|below|younger)", word) else "over"
             out.append(Claim("age", m.group(0).strip(), value, direction))
+    for m in _AGE_LIMIT.finditer(message):
+        value = m.group("num")
+        tested = re.search(rf"\b({'|'.join(_TEST_WORDS.values())})\b", m.group("mid"), re.IGNORECASE)
+        if tested or any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
+            continue
+        if 16 <= int(value) <= 100 and value not in patient_ages:
+            out.append(Claim("age", m.group(0).strip(), value, "over"))
+            taken.append(m.span())
     for m in _INTERVAL.finditer(message):
         if _PATIENT_DURATION.search(message[: m.start()]):
             continue
@@ -255,7 +298,38 @@ def claims(message: str) -> list[Claim]:
         key = _test_key(m.group(1), _SCANS)
         if key is not None:
             out.append(Claim("test", m.group(0).strip(), key, key))
+    for m in _POPULATION.finditer(message):  # checked only together with the other claims
+        group = "adults" if m.group(1).lower().startswith(("adult", "grown")) else "children"
+        out.append(Claim("population", m.group(0).strip(), group))
     return out
+
+
+#: The group a rule is claimed for ("for adults", "kids with ...").
+_POPULATION = re.compile(
+    r"\b(adults?|grown-?ups|child(?:ren)?|kids?|paediatric|young people)\b", re.IGNORECASE
+)
+#: Claims checked together: each may be NG12's, but not all of them in one recommendation ("a CT for
+#: weight loss over 40": NG12 has weight loss at 40 and over (FIT, X-ray) and a CT at 60 and over).
+_JOINT = ("age", "test", "interval", "action", "urgency", "population")
+
+
+def _holds(rec: ServedRecommendation, claim: Claim, wanted: set[str]) -> bool:
+    if claim.kind == "population":
+        group = str(rec.population.get("age_group") or "any")
+        if claim.value == "adults":
+            return group in ("adults", "any")
+        return group in ("children", "children_and_young_people", "any")
+    if claim.kind == "age":
+        bound = _age_bound_to(claim, [rec], wanted)
+        return bound if bound is not None else _contains(rec.text, claim)
+    return _contains(rec.text, claim)
+
+
+def _joint_claim(found: list[Claim]) -> Claim:
+    order = {"action": 0, "urgency": 0, "test": 1, "interval": 2, "population": 3, "age": 4}
+    parts = sorted(found, key=lambda c: order.get(c.kind, 5))
+    quoted = [f'"{c.text}"' for c in parts]
+    return Claim("joint", ", ".join(quoted[:-1]) + f" and {quoted[-1]}", "")
 
 
 _OTHER_TESTS = ["(?-i:FIT)", "fit test", "qfit", "ca[- ]?125", "psa", "full blood count", "fbc"]
@@ -380,6 +454,8 @@ def check(
     contradicted: list[Claim] = []
     quoted: list[ServedRecommendation] = []
     for claim in found:
+        if claim.kind == "population":
+            continue
         if claim.kind in ("action", "urgency") and for_symptoms:
             if not any(_contains(r.text, claim) for r in for_symptoms):
                 contradicted.append(claim)
@@ -405,6 +481,12 @@ def check(
             contradicted.append(claim)
             if pool is for_symptoms:
                 quoted += [r for r in pool if r not in quoted]
+    joint = [c for c in found if c.kind in _JOINT]
+    if not contradicted and for_symptoms and len([c for c in joint if c.kind != "population"]) >= 2:
+        # each claim is NG12's somewhere; one recommendation on these symptoms must make them all
+        if not any(all(_holds(r, c, wanted or set()) for c in joint) for r in for_symptoms):
+            contradicted.append(_joint_claim(joint))
+            quoted += [r for r in for_symptoms if r not in quoted]
     if contradicted and not quoted:
         subjects = {c.subject for c in contradicted if c.subject in TESTS}
         about = [r for r in retrieved if any(re.search(TESTS[s], r.text, re.I) for s in subjects)]
@@ -413,7 +495,7 @@ def check(
 
 
 def describe(contradicted: list[Claim]) -> str:
-    parts = [f'"{c.text}"' for c in contradicted]
+    parts = [c.text + " together" if c.kind == "joint" else f'"{c.text}"' for c in contradicted]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" or {parts[-1]}"
 
 

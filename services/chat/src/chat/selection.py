@@ -22,7 +22,7 @@ from difflib import SequenceMatcher
 from chat.clinical import ClinicalState
 from chat.knowledge import Knowledge
 from chat.premise import named_tests
-from ng12_common.criteria import AgeBelow, Gap, evaluate_all
+from ng12_common.criteria import AgeBelow, Gap, evaluate_all, parse_criteria, referenced_concepts
 from ng12_common.criteria_index import patient_concepts
 from ng12_common.served_recommendations import ServedRecommendation
 
@@ -121,6 +121,11 @@ def select(
     1.14-1.16 recommendations), then those on a test it names, then what the patient meets."""
     ranked = sorted(candidates, key=lambda rs: -rs[1])
     asked = asked_for(text, ranked, knowledge, turn) if text else []
+    if turn.symptoms and asked:
+        # a described patient: the named test's recommendations about none of their symptoms
+        # (an OGD asked about for reflux and weight loss: not 1.2.2's haematemesis) do not lead
+        wanted = set(turn.symptoms)
+        asked = [(r, s) for r, s in asked if not _other_symptoms(r, wanted)] or asked
     scores = {rec.id: score for rec, score in ranked}
     sel = Selection()
     # retrieved candidates are evaluated too when an age is known: they may be near misses on age
@@ -179,6 +184,14 @@ def select(
             if age == turn.age:
                 sel.near_misses.append(NearMiss(rec, threshold, age))
     return sel
+
+
+def _other_symptoms(rec: ServedRecommendation, wanted: set[str]) -> bool:
+    """The recommendation's criteria name symptoms, none of them the patient's."""
+    if rec.criteria is None:
+        return False
+    symptoms = referenced_concepts(parse_criteria(rec.criteria)).get("symptom", set())
+    return bool(symptoms) and not (symptoms & wanted)
 
 
 def _met_at_age(
