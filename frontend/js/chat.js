@@ -78,13 +78,14 @@ async function deleteSession(id) {
 async function loadHistory() {
   $("#chat-error").textContent = "";
   try {
-    if (!sessionId) {
-      if (sessions.length) setSession(sessions[0].session_id);
-      else { await newSession(); await loadSessions(); }
-    } else setSession(sessionId);
-    renderTurns((await get(`/chat/${sessionId}/history`)).turns);
+    if (!sessionId && sessions.length) setSession(sessions[0].session_id);
+    if (!sessionId) { renderTurns([]); return; }  // a session is made on the first question
+    setSession(sessionId);
+    const asked = sessionId;
+    const history = await get(`/chat/${asked}/history`);
+    if (asked === sessionId) renderTurns(history.turns);  // not if another session was opened meanwhile
   } catch (err) {
-    if (err.status === 404) { await newSession(); await loadSessions(); renderTurns([]); return; }
+    if (err.status === 404) { setSession(null); renderTurns([]); return; }
     $("#chat-error").textContent = err.message;
   }
 }
