@@ -81,7 +81,7 @@ export function announce(message, kind = "info") {
   if (!region) return;
   const item = h(`div.toast.toast-${kind}`, { role: kind === "error" ? "alert" : "status" }, message);
   region.append(item);
-  setTimeout(() => item.remove(), 6000);
+  setTimeout(() => item.remove(), 3000);
 }
 
 /** Open another tab (main.js listens): navigate("guideline", "1.1.1"). */
