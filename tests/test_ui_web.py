@@ -190,7 +190,11 @@ def test_assess_an_edited_patient(gp: Session) -> None:
     gp.shot("assess-edited")
 
 
-def test_assess_a_typed_free_text_record_with_suggestions(gp: Session) -> None:
+def test_assess_a_typed_free_text_record_with_suggestions(gp: Session, base_url: str, stack: Any) -> None:
+    lexicon = httpx.get(f"{base_url}/api/v1/guideline/lexicon", headers=stack.auth_headers(), timeout=30)
+    assert lexicon.status_code == 200 and lexicon.json()["index_version"]
+    assert any(t["label"] == "haemoptysis" and "hemoptysis" in t["synonyms"] for t in lexicon.json()["terms"])
+    assert httpx.get(f"{base_url}/api/v1/guideline/lexicon", timeout=30).status_code == 401
     page = gp.tab("assess")
     page.click("#clear-btn")
     page.fill("#age", "62")
