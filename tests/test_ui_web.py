@@ -25,7 +25,7 @@ from tests.support import REPO, load_launcher, stack_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
-UI_REDIS_DB = 12
+UI_REDIS_DB = 11  # its own database: e2e 13, first-ingestion 14, tests 15, benches and eval 10 and 12
 SHOTS = REPO / "docs" / "ui"
 AXE = REPO / "tests" / "ui" / "node_modules" / "axe-core" / "axe.min.js"
 VIEWPORT = {"width": 1280, "height": 800}
@@ -361,7 +361,9 @@ def test_admin_upload_progress_diff_activate_and_roll_back(
     row.locator(".stage").wait_for()
     page.locator("#jobs tr.job progress, #jobs tr.job[data-state=SUCCESS]").first.wait_for()
     admin.shot("admin-progress")
-    page.locator('#jobs tr.job[data-state="SUCCESS"]').first.wait_for(timeout=240_000)
+    done = page.locator('#jobs tr.job[data-state="SUCCESS"], #jobs tr.job[data-state="FAILURE"]').first
+    done.wait_for(timeout=300_000)
+    assert done.get_attribute("data-state") == "SUCCESS", done.text_content()
     page.wait_for_selector("#job-report .report")
     report = page.text_content("#job-report")
     new = re.search(r"Built version (\S+)", report)

@@ -93,6 +93,8 @@ async function loadJobs() {
     jobs = (await get("/admin/ingestions")).jobs;
   } catch (err) {
     fill("jobs", h("p.error-text", { role: "alert" }, `The job list could not be loaded: ${err.message}`));
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(loadJobs, 5000);  // keep watching: a running job still finishes
     return;
   }
   if (!jobs.length) fill("jobs", h("p.hint", "No ingestion jobs yet."));
