@@ -18,6 +18,7 @@ run: $(STAMP) ## start the whole system on http://127.0.0.1:8000 (PORT overrides
 test: $(STAMP) ## the whole test suite (needs Redis at 127.0.0.1:6379 and the NG12 PDF; installs Chromium and promtool if missing)
 	scripts/ensure_chromium.sh
 	scripts/ensure_promtool.sh
+	npm ci --prefix tests/ui --no-audit --no-fund --loglevel=error  # axe-core for the accessibility scans
 	$(PY) -m pytest -q
 
 proto: $(STAMP) ## regenerate gRPC stubs into libs/ng12_common with the pinned grpcio-tools

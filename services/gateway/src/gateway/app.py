@@ -16,6 +16,7 @@ from gateway import (
     routes_admin_index,
     routes_auth,
     routes_guideline,
+    routes_lexicon,
     routes_public,
     routes_search,
 )
@@ -191,6 +192,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     api.include_router(routes_public.router)
     api.include_router(routes_search.router)
     api.include_router(routes_guideline.router)
+    api.include_router(routes_lexicon.router)
     api.include_router(routes_admin.router)
     api.include_router(routes_admin_index.router)
     app.include_router(api)
