@@ -334,6 +334,8 @@ def test_chat_with_citations_survives_a_reload(gp: Session) -> None:
     assert page.locator("#history .turn").count() == turns == 4
     reloaded = page.locator("#history .turn-assistant").first
     assert reloaded.locator('.cite-card[data-recommendation-id="1.1.1"]').count() == 1
+    assert "Search:" in reloaded.text_content()  # the strategy and the patient read come back too
+    assert "age 55" in reloaded.locator(".clinical-summary").text_content()
     assert page.locator(f'#session-list [data-session="{session}"] [aria-current=true]').count() == 1
     # a citation card opens the viewer
     reloaded.locator('.cite-card[data-recommendation-id="1.1.1"] a.viewer-link').click()

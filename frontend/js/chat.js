@@ -96,7 +96,7 @@ function renderTurns(turns) {
     fill(history, h("p.empty-state.chat-empty", "Ask a question about NG12: referral criteria, symptoms, ages, tests. Answers quote the guideline and cite recommendation and page."));
     return;
   }
-  fill(history, turns.map((t) => t.role === "user" ? userBubble(t.content, t.at) : answerBubble(t)));
+  fill(history, turns.map((t) => t.role === "user" ? userBubble(t.content, t.at) : answerBubble(t, t)));
 }
 
 function userBubble(text, at) {

@@ -62,6 +62,11 @@ def test_answer_quotes_canonical_text_and_keeps_history(client: TestClient) -> N
     history = client.get("/chat/live-1/history").json()
     assert [t["role"] for t in history["turns"]] == ["user", "assistant", "user", "assistant"]
     assert history["turns"][1]["citations"] == body["citations"] and history["topic"]
+    # the strategy and what the question said about the patient come back with the answer
+    assert history["turns"][1]["query"] == body["query"]
+    assert history["turns"][3]["query"] == second["query"]
+    assert history["turns"][1]["clinical_summary"] == body["clinical_summary"]
+    assert history["turns"][0]["query"] is None  # a user turn has none
     assert client.delete("/chat/live-1").status_code == 204
     assert client.get("/chat/live-1/history").json() == {"session_id": "live-1", "turns": [], "topic": None}
 

@@ -249,6 +249,10 @@ class ChatTurn(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     grounding: Grounding | None = None
     at: str  # RFC 3339
+    # assistant turns: how the guideline was searched and what the question said about the patient,
+    # kept so that a reloaded conversation shows what the live answer showed
+    query: ChatQuery | None = None
+    clinical_summary: dict[str, Any] | None = None
 
 
 class ChatHistory(BaseModel):

@@ -622,6 +622,8 @@ def build_graph(
             citations=state["citations"],
             grounding=grounding,
             at=now_rfc3339(),
+            query=_redacted_query(state.get("query")),
+            clinical_summary=state.get("clinical_summary"),
         )
         try:
             await history.append_pair(request.session_id, user, assistant, new_meta)
@@ -726,3 +728,9 @@ class ChatRunner:
             guideline=final.get("guideline") or GuidelineRef(),
             clinical_summary=final.get("clinical_summary"),
         )
+
+
+def _redacted_query(query: ChatQuery | None) -> ChatQuery | None:
+    """The search query as stored in the history: its text can be the message itself, so it is
+    redacted like the user's turn."""
+    return None if query is None else query.model_copy(update={"text": redact(query.text)})
