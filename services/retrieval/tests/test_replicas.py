@@ -276,3 +276,25 @@ def test_activate_rollback_and_kill_a_replica_under_load(
     assert set(load.versions) == {v1, v2}
     for step in ("activate", "rollback"):
         assert timings[step] < PROPAGATION_LIMIT_S, timings
+
+
+def test_without_redis_a_replica_follows_by_its_registry_timer(cluster: Cluster) -> None:
+    """No announcement reaches this replica (no REDIS_URL): its REGISTRY_POLL_SECONDS re-check
+    alone brings it to each new version."""
+    proc, port, _, _ = start_retrieval(
+        cluster.tmp / "r3",
+        extra_env={**cluster.env, "INDEX_ROLE": "replica", "REDIS_URL": "", "REGISTRY_POLL_SECONDS": "0.5"},
+    )
+    try:
+        addr = f"127.0.0.1:{port}"
+        with grpc.insecure_channel(cluster.writer_addr) as ch:
+            stub = pb_grpc.RetrievalStub(ch)
+            active = stub.GetActiveIndex(pb.GetActiveIndexRequest(), timeout=10).version
+            _wait_served([addr], active)
+            back = stub.RollbackIndex(pb.RollbackIndexRequest(), timeout=30).version
+            assert back != active
+            assert _wait_served([addr], back, timeout=10) < 2.0
+            assert stub.RollbackIndex(pb.RollbackIndexRequest(), timeout=30).version == active
+            assert _wait_served([addr], active, timeout=10) < 2.0
+    finally:
+        stop_process(proc)  # type: ignore[arg-type]
