@@ -81,7 +81,14 @@ async def serve(settings: RetrievalSettings) -> None:
     interceptors: list[grpc.aio.ServerInterceptor] = [ServerObservabilityInterceptor()]
     if settings.retrieval_service_token:
         interceptors.append(ServiceTokenInterceptor(settings.retrieval_service_token))
-    server = grpc.aio.server(interceptors=interceptors, options=channel_options())
+    # Connections are closed gracefully after 5 minutes (GOAWAY; calls in flight finish), so a
+    # client's round_robin re-resolves its target and spreads onto replicas added since.
+    server_options = [
+        *channel_options(),
+        ("grpc.max_connection_age_ms", 300_000),
+        ("grpc.max_connection_age_grace_ms", 30_000),
+    ]
+    server = grpc.aio.server(interceptors=interceptors, options=server_options)
     retrieval_pb2_grpc.add_RetrievalServicer_to_server(servicer, server)
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     if settings.grpc_reflection:
