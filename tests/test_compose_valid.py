@@ -295,7 +295,7 @@ def test_only_chroma_and_retrieval_mount_the_index_volumes() -> None:
     }
     assert retrieval_like >= {"retrieval", "retrieval-replica"}, retrieval_like
     others = {
-        name: [(src, target) for src, target, _ in _mounts(svc) if src in index_sources or src in chroma_sources]
+        name: [(src, target) for src, target, _ in _mounts(svc) if src in index_sources | chroma_sources]
         for name, svc in services.items()
     }
     wrong = {
