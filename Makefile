@@ -15,8 +15,9 @@ install: $(STAMP) ## create/refresh the virtual environment
 run: $(STAMP) ## start the whole system on http://127.0.0.1:8000 (PORT overrides)
 	$(PY) deploy/run_stack.py
 
-test: $(STAMP) ## the whole test suite (needs Redis at 127.0.0.1:6379 and the NG12 PDF; installs Chromium if missing)
+test: $(STAMP) ## the whole test suite (needs Redis at 127.0.0.1:6379 and the NG12 PDF; installs Chromium and promtool if missing)
 	scripts/ensure_chromium.sh
+	scripts/ensure_promtool.sh
 	$(PY) -m pytest -q
 
 proto: $(STAMP) ## regenerate gRPC stubs into libs/ng12_common with the pinned grpcio-tools

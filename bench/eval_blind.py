@@ -124,6 +124,7 @@ def main() -> int:
 
     from tests.support import find_pdf, load_launcher, stack_config
 
+    # EVAL_READY_SECONDS: how long to wait for the stack (a loaded machine needs more than 600 s)
     # EVAL_REDIS_DB: a database of its own, so two evaluations on one machine do not flush each other
     eval_db = os.environ.get("EVAL_REDIS_DB", "12")
     redis_url = re.sub(r"/\d+$", f"/{eval_db}", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"))
@@ -142,7 +143,7 @@ def main() -> int:
         stack.start()
         try:
             started = time.perf_counter()
-            stack.wait_ready(600)
+            stack.wait_ready(float(os.environ.get("EVAL_READY_SECONDS", "600")))
             print(f"stack ready in {time.perf_counter() - started:.1f} s", flush=True)
             return run(f"http://127.0.0.1:{cfg.gateway_port}", stack.auth_headers("clinician"))
         finally:

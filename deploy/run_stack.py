@@ -122,6 +122,7 @@ def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
         values["REDIS_URL"] = ""  # one embedded-Chroma process: no replicas to announce versions to
     if name == "ingestion-worker":
         values["METRICS_PORT"] = str(cfg.worker_metrics_port)
+        values["HEARTBEAT_FILE"] = str(cfg.var_dir / "ingestion" / "heartbeat")
     if name == "gateway":
         values["METRICS_PORT"] = str(cfg.gateway_metrics_port)
     keys = {**stack_spec.COMMON_ENV, **spec.env}
@@ -222,6 +223,12 @@ class Stack:
                 raise RuntimeError(f"{r.name} exited with code {r.proc.returncode}{where}")
 
     def service_up(self, name: str) -> bool:
+        if name == "ingestion-worker":  # its liveness: the heartbeat file is fresh
+            heartbeat = self.cfg.var_dir / "ingestion" / "heartbeat"
+            try:
+                return time.time() - heartbeat.stat().st_mtime <= stack_spec.HEARTBEAT_MAX_AGE_SECONDS
+            except OSError:
+                return False
         if name == "retrieval":
             import grpc
 

@@ -20,8 +20,12 @@ class ServiceSpec:
     port: int | None  # default main port
     metrics_port: int | None  # separate metrics port (retrieval, worker)
     env: dict[str, str] = field(default_factory=dict)  # keys and local defaults
-    health: str = "http"  # http (/readyz) | grpc (grpc.health.v1) | celery (metrics /livez)
+    health: str = "http"  # http (/readyz) | grpc (grpc.health.v1) | heartbeat (HEARTBEAT_FILE age)
 
+
+#: The worker's liveness probe fails when its heartbeat file is older than this (it is rewritten
+#: every 10 s while the consumer turns, or while a task within its time limit runs).
+HEARTBEAT_MAX_AGE_SECONDS = 60
 
 COMMON_ENV: dict[str, str] = {
     "ENVIRONMENT": "development",
@@ -75,8 +79,9 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "INGEST_ON_START": "if_empty",
             "RETRIEVAL_SERVICE_TOKEN": "",
             "UPLOAD_DIR": "var/uploads",
+            "HEARTBEAT_FILE": "var/ingestion/heartbeat",
         },
-        health="celery",
+        health="heartbeat",
     ),
     ServiceSpec(
         name="assessment",
@@ -88,6 +93,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "HOST": "127.0.0.1",
             "PORT": "8001",
             "HTTP_WORKERS": "1",
+            "SHUTDOWN_DRAIN_SECONDS": "1",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
             "PATIENTS_FILE": "data/patients.json",
             "GEMINI_ENABLED": "false",
@@ -107,6 +113,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "HOST": "127.0.0.1",
             "PORT": "8002",
             "HTTP_WORKERS": "1",
+            "SHUTDOWN_DRAIN_SECONDS": "1",
             "REDIS_URL": "redis://127.0.0.1:6379/0",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
             "CHAT_HISTORY_TTL_SECONDS": "86400",
@@ -128,6 +135,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "HOST": "127.0.0.1",
             "PORT": "8000",
             "HTTP_WORKERS": "1",
+            "SHUTDOWN_DRAIN_SECONDS": "1",
             "ASSESSMENT_URL": "http://127.0.0.1:8001",
             "CHAT_URL": "http://127.0.0.1:8002",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",

@@ -258,8 +258,9 @@ def test_healthcheck_matches_stack_spec(name: str) -> None:
     base = ["python", "-m", "ng12_common.healthcheck"]
     if spec.health == "grpc":
         expected = [*base, "grpc", f"127.0.0.1:{spec.port}"]
-    elif spec.health == "celery":
-        expected = [*base, "http", f"http://127.0.0.1:{spec.metrics_port}/livez"]
+    elif spec.health == "heartbeat":  # the file the worker writes (its HEARTBEAT_FILE in compose)
+        heartbeat_file = _environment(_service(name)).get("HEARTBEAT_FILE", "(HEARTBEAT_FILE unset)")
+        expected = [*base, "heartbeat", heartbeat_file, str(STACK.HEARTBEAT_MAX_AGE_SECONDS)]
     else:
         expected = [*base, "http", f"http://127.0.0.1:{spec.port}/readyz"]
     assert argv == expected, f"{name}: healthcheck is {argv}, stack_spec ({spec.health!r}) implies {expected}"

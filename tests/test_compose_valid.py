@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 COMPOSE_FILE = DEPLOY / "docker-compose.yml"
 INFRA_SERVICES = {"redis", "redis-chat", "postgres", "prometheus"}
-PUBLISHED_OK = {"gateway", "prometheus"}
+PUBLISHED_OK = {"gateway", "prometheus", "grafana"}
 CONTAINER_TMP = "/tmp"  # noqa: S108 - a path inside the containers, not a temporary file here
 # Dependencies that may not wait for health: retrieval is healthy only with an active index, and
 # on an empty volume the ingestion worker builds that index, so the worker must start first.
@@ -184,10 +184,14 @@ def test_app_healthchecks_call_the_shared_health_client() -> None:
             problems.append(f"{name}: healthcheck test should be an exec form ['CMD', ...], got {test!r}")
             continue
         argv = test[1:]
+        if argv[:4] == ["python", "-m", "ng12_common.healthcheck", "heartbeat"]:
+            if len(argv) != 6 or not argv[4].startswith("/") or not argv[5].isdigit():
+                problems.append(f"{name}: heartbeat check should be 'heartbeat /ABS/FILE MAX_AGE': {argv!r}")
+            continue
         if argv[:3] != ["python", "-m", "ng12_common.healthcheck"] or len(argv) != 5:
             problems.append(
-                f"{name}: healthcheck should be 'python -m ng12_common.healthcheck grpc|http TARGET', "
-                f"got {argv!r}"
+                f"{name}: healthcheck should be 'python -m ng12_common.healthcheck grpc|http TARGET' "
+                f"or 'heartbeat FILE MAX_AGE', got {argv!r}"
             )
         elif argv[3] == "http" and not re.fullmatch(r"http://127\.0\.0\.1:\d+/(readyz|livez)", argv[4]):
             problems.append(
@@ -265,7 +269,7 @@ def test_depends_on_waits_for_healthy_services() -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_only_gateway_and_prometheus_publish_ports() -> None:
+def test_only_gateway_prometheus_and_grafana_publish_ports() -> None:
     published = {name for name, svc in _services().items() if svc.get("ports")}
     assert published <= PUBLISHED_OK, f"services publishing ports besides {sorted(PUBLISHED_OK)}: {published}"
     assert "gateway" in published, "the gateway (the only public API) publishes no port"
@@ -379,6 +383,8 @@ def test_only_the_gateway_is_on_the_edge_network() -> None:
             assert set(nets) == {"edge", "internal"}, nets
         elif name == "prometheus":
             assert "edge" not in nets and "internal" in nets, nets
+        elif name == "grafana":  # reads Prometheus only; no route to the services
+            assert nets == ["monitoring"], f"grafana should be on the monitoring network only: {nets}"
         else:
             assert nets == ["internal"], f"{name} should be on the internal network only: {nets}"
 

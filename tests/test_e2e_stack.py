@@ -331,6 +331,29 @@ def test_every_service_exposes_prometheus_metrics(stack) -> None:  # type: ignor
     assert "ng12_retrieval_active_index_version" in retrieval
 
 
+def test_dashboard_and_alert_queries_use_metrics_that_exist(stack) -> None:  # type: ignore[no-untyped-def]
+    """Each metric the Grafana dashboard and the alert rules query is exposed by a real service
+    (deploy/grafana, deploy/prometheus/alerts.yml; helpers in tests/test_grafana_dashboard.py)."""
+    from tests.test_grafana_dashboard import alert_queries, dashboard_queries, exposed_names, unknown_metrics
+
+    cfg = stack.cfg
+    ports = (
+        cfg.gateway_metrics_port,
+        cfg.assessment_port,
+        cfg.chat_port,
+        cfg.retrieval_metrics_port,
+        cfg.worker_metrics_port,
+    )
+    exposed = exposed_names([httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text for port in ports])
+    assert "ng12_http_requests_total" in exposed
+    missing = unknown_metrics(dashboard_queries() + alert_queries(), exposed)
+    assert not missing, f"queried but exposed by no service: {sorted(missing)}"
+    # one HTTP family, a service label per FastAPI service (no per-service families left)
+    scraped = " ".join(sorted(exposed))
+    for service in ("gateway", "assessment", "chat"):
+        assert f"ng12_{service}_http_" not in scraped, f"{service} still has its own HTTP metric family"
+
+
 def test_retrieval_down_gives_503_within_deadline(stack, api: httpx.Client) -> None:  # type: ignore[no-untyped-def]
     stack.stop_service("retrieval")
     try:

@@ -38,7 +38,7 @@ def _requests_counted(metrics: str) -> float:
     """All requests the gateway's HTTP metrics counted (/metrics and /livez are not counted)."""
     total = 0.0
     for line in metrics.splitlines():
-        if line.startswith("ng12_gateway_http_requests_total{"):
+        if line.startswith("ng12_http_requests_total{") and 'service="gateway"' in line:
             total += float(line.rsplit(" ", 1)[1])
     return total
 

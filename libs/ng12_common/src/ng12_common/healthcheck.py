@@ -1,13 +1,17 @@
-"""Container healthcheck CLI: `python -m ng12_common.healthcheck grpc HOST:PORT | http URL`.
+"""Container healthcheck CLI:
+`python -m ng12_common.healthcheck grpc HOST:PORT | http URL | heartbeat FILE MAX_AGE_SECONDS`.
 
-Exit 0 when healthy (gRPC health SERVING, or HTTP 2xx), 1 otherwise. Used by compose
-healthchecks and by the local launcher, so both probe the real health endpoints.
+Exit 0 when healthy (gRPC health SERVING, HTTP 2xx, or a heartbeat file rewritten within
+MAX_AGE_SECONDS: the ingestion worker's liveness, ingestion.liveness), 1 otherwise. Used by
+compose healthchecks, Kubernetes probes and the local launcher, so all probe the real thing.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 import urllib.request
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -31,10 +35,30 @@ def check_http(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def check_heartbeat(path: str, max_age_seconds: float) -> bool:
+    try:
+        age = time.time() - Path(path).stat().st_mtime
+    except OSError:
+        return False
+    return age <= max_age_seconds
+
+
+USAGE = (
+    "usage: python -m ng12_common.healthcheck grpc HOST:PORT | http URL | heartbeat FILE MAX_AGE_SECONDS\n"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["heartbeat"] and len(args) == 3:
+        try:
+            max_age = float(args[2])
+        except ValueError:
+            sys.stderr.write(USAGE)
+            return 2
+        return 0 if check_heartbeat(args[1], max_age) else 1
     if len(args) != 2 or args[0] not in {"grpc", "http"}:
-        sys.stderr.write("usage: python -m ng12_common.healthcheck grpc HOST:PORT | http URL\n")
+        sys.stderr.write(USAGE)
         return 2
     ok = check_grpc(args[1]) if args[0] == "grpc" else check_http(args[1])
     return 0 if ok else 1

@@ -3,8 +3,12 @@
 `install_common(app, service)` adds:
 - X-Request-ID handling (asgi-correlation-id): accepted from the caller or generated,
   echoed in the response, put into every log line and forwarded downstream;
-- `/metrics` (prometheus-fastapi-instrumentator, prefix `ng12_`), `/livez`, `/readyz`
-  (runs the async checks registered in `app.state.readiness_checks`);
+- `/metrics` (prometheus-fastapi-instrumentator feeding the shared `ng12_http_*` family with a
+  `service` label, ng12_common.metrics), `/livez`, `/readyz` (runs the async checks registered
+  in `app.state.readiness_checks`);
+- draining on SIGTERM (`DrainOnSigterm`): /readyz answers 503 at once, the service keeps serving
+  for `drain_seconds` so load balancers and Kubernetes take it out of rotation, then uvicorn's
+  graceful shutdown stops accepting and finishes the requests in flight;
 - error handlers so that every failure is a JSON `ErrorResponse` with a message saying what
   to fix: 422 for invalid input (naming each field), 404/503 from retrieval errors, never a
   bare 500 for bad input.
@@ -17,11 +21,14 @@ import atexit
 import os
 import re
 import shutil
+import signal
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from asgi_correlation_id import CorrelationIdMiddleware
@@ -35,6 +42,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ng12_common.logs import REQUEST_ID_HEADER, get_logger
+from ng12_common.metrics import HTTP_IN_PROGRESS, http_instrumentation
 from ng12_common.models import ErrorDetail, ErrorResponse
 from ng12_common.retrieval_client import RetrievalError
 
@@ -124,11 +132,17 @@ def route_template(scope: Scope) -> str:
     return "(static or unmatched)"
 
 
-class AccessLogMiddleware:
-    """One JSON log line per HTTP request (inside the request-id context)."""
+_UNLOGGED = frozenset({"/livez", "/metrics"})
+_UNCOUNTED = frozenset({"/livez", "/metrics", "/readyz"})
 
-    def __init__(self, app: ASGIApp) -> None:
+
+class AccessLogMiddleware:
+    """One JSON log line per HTTP request (inside the request-id context), and the in-progress
+    gauge `ng12_http_requests_in_progress{service}` (probes and scrapes left out)."""
+
+    def __init__(self, app: ASGIApp, service: str = "") -> None:
         self.app = app
+        self.in_progress = HTTP_IN_PROGRESS.labels(service)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -136,6 +150,9 @@ class AccessLogMiddleware:
             return
         start = time.perf_counter()
         status = {"code": 500}
+        counted = scope.get("path", "") not in _UNCOUNTED
+        if counted:
+            self.in_progress.inc()
 
         async def _send(message: Any) -> None:
             if message["type"] == "http.response.start":
@@ -145,8 +162,10 @@ class AccessLogMiddleware:
         try:
             await self.app(scope, receive, _send)
         finally:
+            if counted:
+                self.in_progress.dec()
             path = scope.get("path", "")
-            if path not in {"/livez", "/metrics"}:
+            if path not in _UNLOGGED:
                 log.info(
                     "http_request",
                     method=scope.get("method"),
@@ -154,6 +173,66 @@ class AccessLogMiddleware:
                     status=status["code"],
                     duration_ms=round((time.perf_counter() - start) * 1000, 2),
                 )
+
+
+class DrainState:
+    """Set once the process has been asked to stop: /readyz then answers 503."""
+
+    def __init__(self) -> None:
+        self.draining = False
+
+
+class DrainOnSigterm:
+    """Readiness drain on SIGTERM, for rolling updates without failed requests.
+
+    uvicorn on SIGTERM stops accepting connections at once and finishes the requests in flight;
+    a load balancer or a Kubernetes Service still sends new requests for the few seconds it takes
+    to notice, and those fail. So the first SIGTERM only marks the process draining (/readyz
+    answers 503, everything else is still served) and, `drain_seconds` later, hands the signal to
+    uvicorn's own handler: then the graceful shutdown (in-flight requests finished, up to
+    `timeout_graceful_shutdown`). A second SIGTERM, or SIGINT (Ctrl-C), stops without waiting.
+
+    Installed when the app's lifespan starts, in the process's main thread (each uvicorn worker
+    has its own), by wrapping the handler uvicorn set; elsewhere (an in-process test client's
+    thread) it does nothing. Written here because uvicorn has no drain period of its own.
+    """
+
+    def __init__(self, app: ASGIApp, state: DrainState, drain_seconds: float, service: str) -> None:
+        self.app = app
+        self.state = state
+        self.drain_seconds = drain_seconds
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            self._install(asyncio.get_running_loop())
+        await self.app(scope, receive, send)
+
+    def _install(self, loop: asyncio.AbstractEventLoop) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGTERM)
+        if not callable(previous) or getattr(previous, "_ng12_drain", False):
+            return  # not uvicorn's handler (default/ignored), or already wrapped
+        handed_over = threading.Event()
+
+        def hand_over(sig: int, frame: FrameType | None) -> None:
+            if not handed_over.is_set():
+                handed_over.set()
+                log.info("drain_done", service=self.service)
+                previous(sig, frame)
+
+        def on_sigterm(sig: int, frame: FrameType | None) -> None:
+            if self.state.draining or self.drain_seconds <= 0:
+                self.state.draining = True
+                hand_over(sig, frame)
+                return
+            self.state.draining = True
+            log.info("drain_started", service=self.service, seconds=self.drain_seconds)
+            loop.call_soon_threadsafe(loop.call_later, self.drain_seconds, hand_over, sig, None)
+
+        on_sigterm._ng12_drain = True  # type: ignore[attr-defined]
+        signal.signal(signal.SIGTERM, on_sigterm)
 
 
 async def run_readiness(checks: dict[str, ReadinessCheck], timeout: float = 2.0) -> dict[str, str]:
@@ -173,11 +252,16 @@ async def run_readiness(checks: dict[str, ReadinessCheck], timeout: float = 2.0)
     return dict(zip(names, results, strict=True))
 
 
-def install_common(app: FastAPI, service: str, expose_metrics: bool = True) -> None:
+def install_common(
+    app: FastAPI, service: str, expose_metrics: bool = True, drain_seconds: float = 0.0
+) -> None:
     """`expose_metrics=False` (the gateway): no /metrics route on the app; `serve(metrics_port=...)`
-    exposes the same registry on a private port instead."""
+    exposes the same registry on a private port instead. `drain_seconds`: how long /readyz
+    answers 503 after SIGTERM before the server stops accepting (`DrainOnSigterm`)."""
     app.state.readiness_checks = {}
-    app.add_middleware(AccessLogMiddleware)
+    drain = DrainState()
+    app.state.drain = drain
+    app.add_middleware(AccessLogMiddleware, service=service)
     app.add_middleware(
         CorrelationIdMiddleware,
         header_name=REQUEST_ID_HEADER,
@@ -185,9 +269,9 @@ def install_common(app: FastAPI, service: str, expose_metrics: bool = True) -> N
         validator=lambda v: bool(_RID_OK.match(v)),
         update_request_header=True,
     )
-    instrumentator = Instrumentator(excluded_handlers=["/metrics", "/livez"]).instrument(
-        app, metric_namespace="ng12", metric_subsystem=service.replace("-", "_")
-    )
+    app.add_middleware(DrainOnSigterm, state=drain, drain_seconds=drain_seconds, service=service)
+    instrumentator = Instrumentator(excluded_handlers=["/metrics", "/livez"])
+    instrumentator.add(http_instrumentation(service)).instrument(app)
     if expose_metrics:
         instrumentator.expose(app, endpoint="/metrics", include_in_schema=False)
 
@@ -202,6 +286,11 @@ def install_common(app: FastAPI, service: str, expose_metrics: bool = True) -> N
 
     @app.get("/readyz", include_in_schema=False)
     async def readyz() -> JSONResponse:
+        if drain.draining:
+            return JSONResponse(
+                status_code=503,
+                content={"status": "draining", "service": service, "checks": {"shutdown": "draining"}},
+            )
         results = await run_readiness(app.state.readiness_checks)
         ready = all(v == "ok" for v in results.values())
         return JSONResponse(

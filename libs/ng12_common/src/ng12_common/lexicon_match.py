@@ -39,7 +39,19 @@ from ng12_common.reading.context import ContextStatus, default_rules
 
 # Words dropped from both terms and text before matching (articles, possessives, the side, and
 # counts of one: "both", "one", "single").
-_STOP = ARTICLES_AND_SIDES | {"both", "one", "single"}
+_STOP = ARTICLES_AND_SIDES | {
+    "both",
+    "one",
+    "single",
+    "is",
+    "was",
+    "has",
+    "have",
+    "had",
+    "been",
+    "are",
+    "were",
+}
 
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
@@ -89,8 +101,11 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
         "irregular_shape",
         # MacKie's 7-point checklist names this feature "change in shape"
         re.compile(
-            r"\b(irregular shape|irregularly shaped|irregular border|irregular outline|irregular edges?|"
-            r"ragged edges?|changed shape|change in shape|changing shape|changed in shape)\b"
+            r"\b(irregular shape|irregularly shaped|irregular (\w+ )?(border|outline|edges?|margins?)|"
+            r"uneven (border|outline|edges?|margins?)|"
+            r"(border|outline|edges?|margins?) (\w+ )?(irregular|uneven)|"
+            r"wonky|asymmetric\w*|asymmetry|ragged edges?|notched (border|edges?)|"
+            r"changed shape|change in shape|changing shape|changed in shape)\b"
         ),
     ),
     (
@@ -133,7 +148,9 @@ _DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _EXPLAINED_BY = re.compile(
     r"\b(due to|caused by|explained by|secondary to|attributed to|because of)\b|(?<!un)\bexplained\b"
 )
-_LATERAL = re.compile(r"\b(one|single) (nipple|breast|side)\b|\b(unilateral|left|right)\b")
+_LATERAL = re.compile(
+    r"\b(one|single) (nipple|breast|side)\b|\b(unilateral|left|right)\b|\b(l|r|lt|rt) (nipple|breast)\b"
+)
 _SUGGEST = re.compile(r"\bsuggest(?:s|ing|ive of)\b")
 _WORD_RUN = re.compile(r"\w+")  # where a term can start (terms start with a word character)
 _SEGMENT_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|\bbut\b|\bplus\b|\balso\b)\s*")
@@ -161,7 +178,9 @@ class ConceptMatch(BaseModel):
 
 def normalise_phrase(text: str, keep_stop_words: bool = False) -> str:
     """Lower-case, accents folded, hyphens and punctuation to spaces, stop words dropped."""
-    t = unicodedata.normalize("NFKD", text)
+    # Record arrows: "appetite \u2193" is reduced appetite, "\u2191 frequency" increased frequency.
+    t = text.replace("\u2193", " reduced ").replace("\u2191", " increased ")
+    t = unicodedata.normalize("NFKD", t)
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
     t = t.replace("\u2019", "'").replace("'s ", " ").replace("'", "")
     t = re.sub(r"[^a-z0-9.,;]+", " ", t)

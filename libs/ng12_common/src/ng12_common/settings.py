@@ -51,6 +51,12 @@ class HttpServiceSettings(ServiceSettings):
         le=32,
         description="uvicorn worker processes on the one port (CPU-bound services scale with cores)",
     )
+    shutdown_drain_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=120,
+        description="after SIGTERM, /readyz answers 503 this long before the server stops accepting",
+    )
 
 
 S = TypeVar("S", bound=ServiceSettings)

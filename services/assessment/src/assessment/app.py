@@ -63,7 +63,7 @@ def create_app(
         description="Evaluates a patient against NICE NG12 and cites the guideline passages.",
         lifespan=lifespan,
     )
-    install_common(app, SERVICE)
+    install_common(app, SERVICE, drain_seconds=settings.shutdown_drain_seconds)
     install_error_handlers(app)
     app.include_router(router)
     return app

@@ -5,6 +5,10 @@ record through the `get_patient_data` tool) or `narrative` (the model writes the
 outcome `used`, `invalid` (the narrative cited a recommendation the engine did not match: the
 rules-only reasoning was shown and the claim listed in `needs_review`) or `error` (timeout, API
 error, output that does not fit the schema, a tool call for another patient: rules-only path).
+
+`ng12_assessment_assessments_total{top_action, complete}`: assessments answered, by their top
+action (NG12's action categories, `no_criteria_met`, `incomplete`) and whether the record was
+fully understood: the top-action mix the dashboard shows and the incomplete-rate alert reads.
 """
 
 from __future__ import annotations
@@ -15,4 +19,9 @@ LLM_CALLS = Counter(
     "ng12_assessment_llm_calls_total",
     "Gemini calls made by assessment, by step and outcome.",
     ["step", "outcome"],
+)
+ASSESSMENTS = Counter(
+    "ng12_assessment_assessments_total",
+    "Assessments answered, by top action and whether the record was fully understood.",
+    ["top_action", "complete"],
 )

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from assessment.errors import PatientNotFound
 from assessment.graph import AssessmentRunner
+from assessment.metrics import ASSESSMENTS
 from assessment.patients import PatientStore
 from ng12_common.api_params import PatientId
 from ng12_common.http_app import model_response
@@ -35,6 +36,12 @@ Store = Annotated[PatientStore, Depends(get_store)]
 Runner = Annotated[AssessmentRunner, Depends(get_runner)]
 
 
+def _answer(response: AssessmentResponse) -> Response:
+    assessment = response.assessment
+    ASSESSMENTS.labels(top_action=assessment.top_action, complete=str(assessment.complete).lower()).inc()
+    return model_response(response)
+
+
 @router.get("/patients", response_model=list[Patient])
 async def list_patients(store: Store) -> list[Patient]:
     return store.list()
@@ -50,9 +57,9 @@ async def get_patient(patient_id: PatientId, store: Store) -> Patient:
 
 @router.post("/assess/{patient_id}", response_model=AssessmentResponse, responses=_ERRORS)
 async def assess_patient(patient_id: PatientId, runner: Runner) -> Response:
-    return model_response(await runner.run(patient_id=patient_id))
+    return _answer(await runner.run(patient_id=patient_id))
 
 
 @router.post("/assess", response_model=AssessmentResponse, responses=_ERRORS)
 async def assess_record(record: AssessRecord, runner: Runner) -> Response:
-    return model_response(await runner.run(record=record))
+    return _answer(await runner.run(record=record))

@@ -18,6 +18,7 @@ from chat.settings import ChatSettings
 from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.http_app import install_common
 from ng12_common.logs import get_logger
+from ng12_common.metrics import record_redis_memory
 from ng12_common.redis_client import make_redis, redis_location
 from ng12_common.retrieval_client import RetrievalClient
 
@@ -61,6 +62,7 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
         async def redis_ready() -> str | None:
             try:
                 await history.ping()
+                record_redis_memory("chat", await history.memory_info())  # each probe refreshes it
             except HistoryUnavailable as exc:
                 return str(exc)
             return None
@@ -89,7 +91,7 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
         description="Answers questions over NICE NG12 from the guideline text, with citations.",
         lifespan=lifespan,
     )
-    install_common(app, SERVICE)
+    install_common(app, SERVICE, drain_seconds=settings.shutdown_drain_seconds)
     install_error_handlers(app)
     app.include_router(router)
     return app

@@ -9,7 +9,9 @@ the newest `max_turns` pairs and refreshes both TTLs. Redis failures become `His
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 from redis.asyncio import Redis
@@ -141,5 +143,12 @@ class HistoryStore:
     async def ping(self) -> None:
         try:
             await self._redis.ping()
+        except RedisError as exc:
+            raise self._unavailable(exc) from None
+
+    async def memory_info(self) -> Mapping[str, Any]:
+        """Redis `INFO memory` (used_memory, maxmemory, ...) for the Redis-memory metric."""
+        try:
+            return await self._redis.info("memory")
         except RedisError as exc:
             raise self._unavailable(exc) from None

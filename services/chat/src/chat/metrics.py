@@ -8,6 +8,9 @@
   `sentence` (states a criterion without citing a retrieved recommendation, or with a number its
   recommendation does not have).
 A rising `invalid` or `removed` rate is the signal to look at the prompt or the model version.
+- `ng12_chat_answers_total{grounding}`: answers given, by grounding outcome (`sufficient`,
+  `weak`, `none` = a refusal, `out_of_scope`, `smalltalk`, `meta`, `emergency`): the refusal
+  mix the dashboard and the refusal-rate alert read.
 """
 
 from __future__ import annotations
@@ -20,3 +23,4 @@ LLM_CALLS = Counter(
 LLM_REMOVED = Counter(
     "ng12_chat_llm_removed_total", "Parts of model answers removed by validation, by kind.", ["kind"]
 )
+ANSWERS = Counter("ng12_chat_answers_total", "Chat answers given, by grounding outcome.", ["grounding"])

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from chat.graph import ChatRunner
 from chat.history import HistoryStore
+from chat.metrics import ANSWERS
 from ng12_common.api_params import SessionId
 from ng12_common.http_app import model_response
 from ng12_common.models import ChatHistory, ChatRequest, ChatResponse, ErrorResponse
@@ -32,7 +33,9 @@ History = Annotated[HistoryStore, Depends(get_history)]
 
 @router.post("/chat", response_model=ChatResponse, responses=_ERRORS)
 async def chat(body: ChatRequest, runner: Runner) -> Response:
-    return model_response(await runner.run(body))
+    answer = await runner.run(body)
+    ANSWERS.labels(grounding=answer.grounding).inc()
+    return model_response(answer)
 
 
 @router.get("/chat/{session_id}/history", response_model=ChatHistory, responses=_ERRORS)

@@ -184,7 +184,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
     )
     app.state.settings = settings
     _security(app, settings)
-    install_common(app, SERVICE, expose_metrics=False)
+    install_common(app, SERVICE, expose_metrics=False, drain_seconds=settings.shutdown_drain_seconds)
     install_error_handlers(app)
     docs_hash = install_docs(app)
     api = APIRouter(prefix=API_PREFIX)

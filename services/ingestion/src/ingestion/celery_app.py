@@ -1,8 +1,17 @@
 """The Celery application (Redis broker and result backend) and its request-id plumbing.
 
 Reliability: tasks are acknowledged late and re-queued if a worker dies mid-task, one at a
-time per worker (prefetch 1), so nothing acknowledged is lost. The request id travels in the
-task headers (`request_id`) and is bound to every log line while the task runs.
+time per worker (prefetch 1), so nothing acknowledged is lost. A job that fails or kills its
+worker comes back at most INGESTION_MAX_RETRIES times, then is FAILED with the reason
+(ingestion.tasks counts every delivery). The worker runs the solo pool (its metrics are served by
+the same process), so Celery's own time limits would not be enforced: the task's time limit is
+INGESTION_TASK_TIME_LIMIT_SECONDS, enforced by the parse limits and the upload deadline, and by the
+heartbeat that stops past it (ingestion.liveness). A message whose worker vanished (SIGKILL, node
+lost) is redelivered by the broker once its visibility timeout passes: the time limit plus a
+margin, so a job still running is never handed to a second worker.
+
+The request id travels in the task headers (`request_id`) and is bound to every log line while
+the task runs.
 """
 
 from __future__ import annotations
@@ -31,7 +40,8 @@ app.conf.update(
     task_serializer="json",
     result_serializer="json",
     accept_content=["json"],
-    broker_transport_options={"visibility_timeout": 3600},
+    task_acks_on_failure_or_timeout=True,  # a FAILED job is acknowledged: it never comes back
+    broker_transport_options={"visibility_timeout": int(settings.ingestion_task_time_limit_seconds) + 600},
 )
 
 

@@ -1,4 +1,5 @@
-"""Runs the Celery worker: JSON logs, a metrics/liveness HTTP port, and the first-start ingest.
+"""Runs the Celery worker: JSON logs, a metrics HTTP port, the liveness heartbeat file
+(ingestion.liveness), and the first-start ingest.
 
 On start with INGEST_ON_START=if_empty, if retrieval has no active index, one ingestion of
 NG12_PDF is enqueued (a Redis lock makes sure several workers enqueue it once).
@@ -18,10 +19,12 @@ from prometheus_client import start_http_server
 
 from ingestion.celery_app import app, settings
 from ingestion.index_upload import has_active_index
+from ingestion.liveness import HeartbeatStep
 from ng12_common.jobs import BOOTSTRAP_LOCK
 from ng12_common.logs import configure_logging, get_logger
 
 log = get_logger("ingestion.worker")
+app.steps["worker"].add(HeartbeatStep)
 
 
 def bootstrap_if_empty(wait_seconds: float = 120.0) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable
+from datetime import datetime
 from typing import TypeVar
 
 import grpc
@@ -22,7 +23,7 @@ from ng12_common.logs import get_logger
 from ng12_common.served_recommendations import rec_sort_key
 from retrieval import browse, convert
 from retrieval.embeddings import CachedQueryEmbedder
-from retrieval.metrics import ACTIVE_INDEX, INDEX_CHUNKS, SEARCH_DEGRADED
+from retrieval.metrics import ACTIVE_INDEX, ACTIVE_INDEX_ACTIVATED, INDEX_CHUNKS, SEARCH_DEGRADED
 from retrieval.pages import PageRenderer
 from retrieval.records import IndexError_, VersionData
 from retrieval.result_cache import SearchResultCache
@@ -67,6 +68,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         await self.health.set("", status)
         await self.health.set(SERVICE_NAME, status)
         ACTIVE_INDEX.set(int(serving.record.version.lstrip("v")) if serving else 0)
+        ACTIVE_INDEX_ACTIVATED.set(_unix_time(serving.record.activated_at) if serving else 0)
         INDEX_CHUNKS.clear()
         if serving:
             for doc_type, n in serving.record.chunk_counts.items():
@@ -445,3 +447,10 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         if rec is not None:
             response.recommendation.CopyFrom(convert.canonical_from_dict(rec))
         return response
+
+def _unix_time(iso: str) -> float:
+    """Unix time of a registry timestamp; 0 when it is missing or unreadable."""
+    try:
+        return datetime.fromisoformat(iso).timestamp() if iso else 0.0
+    except ValueError:
+        return 0.0

@@ -54,12 +54,35 @@ def _data(name: str) -> object:
 def _clinical_stems() -> frozenset[str]:
     data = _data("clinical_words.yaml")
     assert isinstance(data, dict)
-    return frozenset(stems([w.lower() for w in data["words"]]))
+    return frozenset(stems([w.lower() for w in [*data["words"], *data["more"]]]))
 
 
-def is_clinical(clause: str) -> bool:
-    """True when the clause holds a clinical word (by stem)."""
-    return bool(set(stems(_words(clause))) & _clinical_stems())
+def is_clinical(clause: str, lexicon_words: frozenset[str] = frozenset()) -> bool:
+    """True when the clause holds a clinical word (by stem): one of data/clinical_words.yaml, or
+    a content word of the lexicon's terms (``lexicon_stems``)."""
+    words = set(stems(_words(clause)))
+    return bool(words & _clinical_stems() or words & lexicon_words)
+
+
+@lru_cache(maxsize=4)
+def _term_stems(terms: tuple[str, ...]) -> frozenset[str]:
+    data = _data("clinical_words.yaml")
+    assert isinstance(data, dict)
+    general = frozenset(stems([w.lower() for w in data["general"]]))
+    out = set()
+    for term in terms:
+        for w in _words(term):
+            if len(w) > 2 and not w.isdigit():
+                out.add(stem(w))
+    return frozenset(out - general)
+
+
+def lexicon_stems(terms: tuple[str, ...]) -> frozenset[str]:
+    """Stems of the content words of every lexicon term, label and lay term: a clause that holds one
+    ("limping", "freq", "sizes") names something clinical and is never silently taken as context.
+    General words that terms also use (``general`` in data/clinical_words.yaml: "more", "night",
+    "time", "after") do not count."""
+    return _term_stems(terms)
 
 
 @lru_cache(maxsize=1)
@@ -70,8 +93,9 @@ def other_finding_terms() -> tuple[str, ...]:
     return tuple(str(term) for group in data for term in group["terms"])
 
 
-# Possessives and articles do not change what a clause names ("reproduces his pain").
-_FILLER = frozenset({"his", "her", "their", "my", "the", "a", "an"})
+# Possessives, pronouns and articles do not change what a clause names ("reproduces his pain",
+# "moves when she swallows").
+_FILLER = frozenset({"his", "her", "their", "my", "the", "a", "an", "he", "she", "they", "it", "him", "them"})
 
 
 def _stem_text(text: str) -> str:

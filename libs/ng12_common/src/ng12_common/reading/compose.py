@@ -28,7 +28,24 @@ _CLAUSE_BREAK = {",", ";", "and", "but", "plus", "also"}
 # Articles, possessives and the side of the body (Oxford Handbook of General Practice shorthand:
 # L, R, lt, rt): not part of a finding's wording. lexicon_match drops them too.
 ARTICLES_AND_SIDES = frozenset(
-    {"the", "a", "an", "his", "her", "their", "my", "left", "right", "l", "r", "lt", "rt"}
+    {
+        "the",
+        "a",
+        "an",
+        "his",
+        "her",
+        "their",
+        "my",
+        "he",
+        "she",
+        "they",
+        "left",
+        "right",
+        "l",
+        "r",
+        "lt",
+        "rt",
+    }
 )
 # Not counted in the composition window: the above, and the small words that join a finding to
 # its site ("a lump on the arm", "mass felt in the breast").

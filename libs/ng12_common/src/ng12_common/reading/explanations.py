@@ -117,7 +117,11 @@ def apply_explanations(reading: RecordReading) -> list[str]:
             fact = facts.symptoms.get(concept)
             if fact is None or "explained" in fact.modifiers:
                 continue
-            own = _norm(fact.text or "")
+            # every entry that names the finding: "lump still there after the antibiotics" says it
+            # persists even when the examination entry was read last
+            own = " ".join(
+                dict.fromkeys(_norm(f.entry) for f in reading.findings if f.concept == concept and f.entry)
+            ) or _norm(fact.text or "")
             if persists or _PERSISTS.search(own):
                 notes.append(
                     f"{concept.replace('_', ' ')} is NOT taken as explained by {rule.diagnosis}: "

@@ -39,7 +39,7 @@ from ng12_common.lexicon_match import (
     read_phrase,
 )
 from ng12_common.models import FindingRead, FindingStatus, RecordField
-from ng12_common.reading.clauses import is_clinical, other_finding, split_sentences
+from ng12_common.reading.clauses import is_clinical, lexicon_stems, other_finding, split_sentences
 from ng12_common.reading.compose import compose_entry, site_concepts
 from ng12_common.reading.context import ContextRules, default_rules
 from ng12_common.reading.explanations import apply_explanations
@@ -75,6 +75,7 @@ class RecordReading:
     pending: list[PendingClause] = field(default_factory=list)
     explanations: list[str] = field(default_factory=list)
     unread_tests: list[str] = field(default_factory=list)
+    clinical_words: frozenset[str] = frozenset()  # stems of the lexicon's content words
 
     @property
     def unread(self) -> list[str]:
@@ -90,6 +91,21 @@ class RecordReading:
     @property
     def complete(self) -> bool:
         return not self.unread
+
+
+_TERMS_MEMO: list[tuple[Sequence[LexiconEntry], tuple[str, ...]]] = []
+
+
+def _lexicon_terms(lexicon: Sequence[LexiconEntry]) -> tuple[str, ...]:
+    """Every label, term and synonym of the symptom and finding concepts (memoised for the lexicon
+    object the engine passes for every record)."""
+    if _TERMS_MEMO and _TERMS_MEMO[0][0] is lexicon:
+        return _TERMS_MEMO[0][1]
+    terms = tuple(
+        t for e in lexicon if e.kind in ("symptom", "finding") for t in (e.label, *e.terms, *e.synonyms)
+    )
+    _TERMS_MEMO[:] = [(lexicon, terms)]
+    return terms
 
 
 def _record_dict(record: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
@@ -130,6 +146,7 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
     )
     labels, kinds = lexicon_maps(lexicon)
     reading = RecordReading(facts=facts)
+    reading.clinical_words = lexicon_stems(_lexicon_terms(lexicon))
     rules = default_rules()
     for fld in _FIELDS:
         for entry in r.get(fld) or []:
@@ -270,8 +287,11 @@ def _read_leftover(
             FindingRead(field=fld, entry=entry, clause=clause, status="test", evidence=inline.rule)
         )
         return
-    status = rules.status(clause, "")
-    if status is not None:  # "no pain passing urine", "mother had breast cancer"
+    # No finding was located in the clause, so a trigger may stand on either side of its words:
+    # forward triggers read the whole clause ("no pain passing urine", "mother had breast
+    # cancer"), and so do backward ones ("pain gone", "tooth pain now settled").
+    status = rules.status(clause, clause)
+    if status is not None:
         shown: FindingStatus = "absent" if status == "negated" else status
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status=shown))
         return
@@ -283,7 +303,7 @@ def _read_leftover(
             )
         )
         return
-    if not is_clinical(clause):
+    if not is_clinical(clause, reading.clinical_words):
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status="context"))
         return
     if fld == "history":  # background the lexicon does not know: listed, never a finding
