@@ -26,8 +26,9 @@ sys.path.insert(0, str(REPO))
 
 from ingestion.pipeline import ingest_pdf  # noqa: E402
 from retrieval.embeddings import CachedQueryEmbedder, LocalMiniLM  # noqa: E402
-from retrieval.index_store import IndexStore  # noqa: E402
 from retrieval.search import SearchConfig, SearchParams, run_search  # noqa: E402
+from retrieval.serving import IndexManager  # noqa: E402
+from retrieval.storage import IndexStorage  # noqa: E402
 from tests.support import (  # noqa: E402
     find_eval_dev,
     find_pdf,
@@ -113,16 +114,16 @@ def ranked_ids(hits: list) -> list[str]:  # type: ignore[type-arg]
 
 
 def score(
-    store: IndexStore, embedder: CachedQueryEmbedder, queries: list[Query], config: SearchConfig
+    store: IndexManager, embedder: CachedQueryEmbedder, queries: list[Query], config: SearchConfig
 ) -> dict:  # type: ignore[type-arg]
-    assert store.serving is not None
+    assert store.current is not None
     recall = {1: 0.0, 5: 0.0, 10: 0.0}
     mrr = 0.0
     repeats = 0
     distinct5 = 0.0
     misses: list[str] = []
     for q in queries:
-        hits = run_search(store.serving, embedder, q.params, config).hits
+        hits = run_search(store.current, embedder, q.params, config).hits
         ids = ranked_ids(hits)
         top5 = [rid for h in hits[:5] for rid in h.chunk.recommendation_ids]
         repeats += len(top5) != len(set(top5))
@@ -157,8 +158,8 @@ def main() -> None:
             stop_process(proc)  # type: ignore[arg-type]
         provider = LocalMiniLM()
         embedder = CachedQueryEmbedder(provider)
-        store = IndexStore(Path(tmp) / "chroma", provider)
-        store.recover()
+        store = IndexManager(IndexStorage(Path(tmp) / "chroma", provider))
+        store.start()
         print(
             f"{len(queries)} queries ({sum(q.params.mode == 'chat' for q in queries)} chat, "
             f"{sum(q.params.mode == 'assessment' for q in queries)} assessment); top_k 10"

@@ -119,6 +119,7 @@ def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
         values["PORT"] = str(port)
     if name == "retrieval":
         values["METRICS_PORT"] = str(cfg.retrieval_metrics_port)
+        values["REDIS_URL"] = ""  # one embedded-Chroma process: no replicas to announce versions to
     if name == "ingestion-worker":
         values["METRICS_PORT"] = str(cfg.worker_metrics_port)
         values["HEARTBEAT_FILE"] = str(cfg.var_dir / "ingestion" / "heartbeat")

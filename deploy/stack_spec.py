@@ -46,7 +46,12 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "GRPC_HOST": "127.0.0.1",
             "GRPC_PORT": "50051",
             "METRICS_PORT": "9101",
-            "CHROMA_DIR": "var/chroma",
+            "CHROMA_DIR": "var/chroma",  # the index directory (registry, versions; embedded Chroma)
+            "CHROMA_HOST": "",  # empty: embedded Chroma (make run); compose: the chroma server
+            "CHROMA_PORT": "8000",
+            "INDEX_ROLE": "writer",  # compose also runs read-only replicas (retrieval-replica)
+            "REDIS_URL": "",  # index announcements to replicas (pub/sub); none needed for one process
+            "REGISTRY_POLL_SECONDS": "5",
             "EMBEDDER": "local",
             "EMBEDDING_THREADS": "1",
             "VERTEX_PROJECT": "",
@@ -134,6 +139,7 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "ASSESSMENT_URL": "http://127.0.0.1:8001",
             "CHAT_URL": "http://127.0.0.1:8002",
             "RETRIEVAL_ADDR": "127.0.0.1:50051",
+            "RETRIEVAL_WRITER_ADDR": "",  # empty: RETRIEVAL_ADDR; compose: the writer (retrieval)
             "REDIS_URL": "redis://127.0.0.1:6379/0",
             "SESSION_REDIS_URL": "",
             "METRICS_PORT": "9100",

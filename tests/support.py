@@ -152,3 +152,38 @@ def stack_config(launcher: Any, *, redis_url: str, ng12_pdf: Path, var_dir: Path
         var_dir=var_dir,
         **values,
     )
+
+
+def start_chroma_server(tmp: Path, port: int | None = None) -> tuple[subprocess.Popen[bytes], int]:
+    """A real Chroma server (`chroma run`, the pinned chromadb's CLI) on loopback, data in tmp."""
+    port = port or free_port()
+    log_path = tmp / "chroma-server.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    chroma = Path(sys.executable).parent / "chroma"
+    proc = subprocess.Popen(
+        [
+            str(chroma),
+            "run",
+            "--path",
+            str(tmp / "chroma-server"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        stdout=log_path.open("ab"),
+        stderr=subprocess.STDOUT,
+        cwd=tmp,
+    )
+
+    def _up() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f"chroma run exited with {proc.returncode}; see {log_path}")
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1) as r:
+            return bool(r.status == 200)
+
+    wait_for(_up, 60, 0.2, "Chroma server heartbeat")
+    return proc, port

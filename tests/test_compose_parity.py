@@ -30,14 +30,22 @@ PROMETHEUS_FILE = DEPLOY / "prometheus.yml"
 STACK_SPEC_FILE = DEPLOY / "stack_spec.py"
 # Environment keys holding the address of another service, and the service they name.
 ADDRESS_KEYS = {
-    "RETRIEVAL_ADDR": ("retrieval",),
+    "RETRIEVAL_ADDR": ("retrieval", "retrieval-pool"),  # the writer, or every retrieval process
+    "RETRIEVAL_WRITER_ADDR": ("retrieval",),
     "REDIS_URL": ("redis", "redis-chat"),  # the broker, or (chat) the chat-memory instance
     "SESSION_REDIS_URL": ("redis-chat",),
     "GATEWAY_DATABASE_URL": ("postgres",),
     "ASSESSMENT_URL": ("assessment",),
     "CHAT_URL": ("chat",),
 }
-INFRA_PORTS = {"redis": 6379, "redis-chat": 6379, "postgres": 5432}
+INFRA_PORTS = {"redis": 6379, "redis-chat": 6379, "postgres": 5432, "chroma": 8000}
+# Host-only address keys: (the key holding the port, the service they name).
+HOST_KEYS = {"CHROMA_HOST": ("CHROMA_PORT", "chroma")}
+# Network aliases naming a set of processes: the alias, and the stack_spec service whose port and
+# health the callers depend on (the writer; the replicas answer on the same alias).
+POOL_ALIASES = {"retrieval-pool": "retrieval"}
+# Compose services that run a stack_spec service's image again in another role (not built twice).
+ROLE_REPLICAS = {"retrieval-replica": ("retrieval", {"INDEX_ROLE": "replica"})}
 LISTEN_ALL = "0.0.0.0"
 
 
@@ -270,10 +278,20 @@ def test_service_addresses_and_dependencies_match_stack_spec(name: str) -> None:
             continue
         host, port = _address(env.get(key, ""))
         target = host if host in targets else targets[0]
-        expected_deps.add(target)
-        target_port = INFRA_PORTS[target] if target in INFRA_PORTS else SPECS[target].port
+        service = POOL_ALIASES.get(target, target)
+        expected_deps.add(service)
+        target_port = INFRA_PORTS[service] if service in INFRA_PORTS else SPECS[service].port
         if (host, port) != (target, target_port):
             problems.append(f"{key}={env.get(key)!r} should address one of {targets} on {target_port}")
+    for key, (port_key, target) in HOST_KEYS.items():
+        if key not in SPECS[name].env:
+            continue
+        expected_deps.add(target)
+        if (env.get(key), env.get(port_key)) != (target, str(INFRA_PORTS[target])):
+            problems.append(
+                f"{key}={env.get(key)!r}, {port_key}={env.get(port_key)!r} should address {target} "
+                f"on {INFRA_PORTS[target]}"
+            )
     depends = svc.get("depends_on") or {}
     actual_deps = set(depends if isinstance(depends, (dict, list)) else [])
     if actual_deps != expected_deps:
@@ -294,3 +312,39 @@ def test_prometheus_scrapes_every_service_metrics_endpoint() -> None:
     app_hosts = set(SPECS)
     stray = sorted(t for t in targets if t[0] in app_hosts and t not in expected)
     assert not stray, f"{PROMETHEUS_FILE.name} scrapes endpoints stack_spec does not describe: {stray}"
+
+
+@pytest.mark.parametrize("name", sorted(ROLE_REPLICAS))
+def test_role_replicas_run_their_service_in_another_role(name: str) -> None:
+    """retrieval-replica is the retrieval service again (image, command, ports, health, keys and
+    values) with only its role changed, and answers on the same pool alias."""
+    base_name, overrides = ROLE_REPLICAS[name]
+    compose = _compose_services()
+    assert name in compose, f"{COMPOSE_FILE.name} has no {name} service"
+    replica, base = compose[name], _service(base_name)
+    problems: list[str] = []
+    if "build" in replica:
+        problems.append("builds an image of its own (it should run the one its service builds)")
+    for key in ("image", "command", "healthcheck", "volumes", "networks"):
+        if replica.get(key) != base.get(key):
+            problems.append(f"{key} differs from {base_name}: {replica.get(key)!r} != {base.get(key)!r}")
+    env, base_env = _environment(replica), _environment(base)
+    expected = {**base_env, **overrides}
+    if env != expected:
+        diff = sorted(k for k in expected.keys() | env.keys() if env.get(k) != expected.get(k))
+        problems.append(f"environment differs from {base_name} (besides {sorted(overrides)}) in {diff}")
+    if base_name not in (replica.get("depends_on") or {}):
+        problems.append(f"does not wait for {base_name} (the writer) to be healthy")
+    aliases = {
+        alias
+        for svc in (replica, base)
+        for net in (svc.get("networks") or {}).values()
+        if isinstance(net, dict)
+        for alias in net.get("aliases") or []
+    }
+    if not set(POOL_ALIASES) <= aliases:
+        problems.append(f"the pool aliases {sorted(POOL_ALIASES)} are not on both; found {sorted(aliases)}")
+    metrics = (name, int(SPECS[base_name].metrics_port), "/metrics")
+    if metrics not in _scrape_targets():
+        problems.append(f"{PROMETHEUS_FILE.name} does not scrape {metrics}")
+    assert not problems, f"{name}: " + "; ".join(problems)

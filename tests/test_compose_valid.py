@@ -279,22 +279,43 @@ def test_only_gateway_prometheus_and_grafana_publish_ports() -> None:
 # volumes, data and secrets
 
 
-def test_only_retrieval_mounts_the_chroma_volume() -> None:
+def test_only_chroma_and_retrieval_mount_the_index_volumes() -> None:
+    """The Chroma data is mounted by the Chroma server alone (Chroma is not safe for several
+    writer processes); the index directory (registry, version files) by the retrieval processes
+    alone, the writer and its read-only replicas."""
     services = _services()
     chroma_dir = _environment(services["retrieval"]).get("CHROMA_DIR")
     assert chroma_dir, "retrieval has no CHROMA_DIR"
-    sources = {src for src, target, _ in _mounts(services["retrieval"]) if target == chroma_dir}
-    assert sources, f"retrieval mounts nothing at CHROMA_DIR={chroma_dir}"
-    assert sources <= _named_volumes(), f"the Chroma directory should be a named volume, got {sources}"
-    others = {
-        name: [(src, target) for src, target, _ in _mounts(svc) if src in sources or "chroma" in target]
+    index_sources = {src for src, target, _ in _mounts(services["retrieval"]) if target == chroma_dir}
+    assert index_sources, f"retrieval mounts nothing at CHROMA_DIR={chroma_dir}"
+    chroma_sources = {src for src, target, _ in _mounts(services["chroma"]) if target == "/data/chroma"}
+    assert chroma_sources, "the chroma server mounts nothing at /data/chroma"
+    assert index_sources | chroma_sources <= _named_volumes(), "index and Chroma data should be named volumes"
+    assert not index_sources & chroma_sources, "the index directory and the Chroma data share a volume"
+    retrieval_like = {
+        name
         for name, svc in services.items()
-        if name != "retrieval"
+        if _argv_of(svc.get("command")) == ["python", "-m", "retrieval"]
     }
-    others = {name: mounts for name, mounts in others.items() if mounts}
-    assert not others, (
-        f"only retrieval may mount the Chroma volume {sorted(sources)}; also mounted by: {others}"
-    )
+    assert retrieval_like >= {"retrieval", "retrieval-replica"}, retrieval_like
+    others = {
+        name: [(src, target) for src, target, _ in _mounts(svc) if src in index_sources | chroma_sources]
+        for name, svc in services.items()
+    }
+    wrong = {
+        name: mounts
+        for name, mounts in others.items()
+        if mounts
+        and not (name == "chroma" and {m[0] for m in mounts} <= chroma_sources)
+        and not (name in retrieval_like and {m[0] for m in mounts} <= index_sources)
+    }
+    assert not wrong, f"the Chroma data is for the chroma server, the index for retrieval only: {wrong}"
+
+
+def _argv_of(command: Any) -> list[str]:
+    if isinstance(command, str):
+        return command.split()
+    return [str(part) for part in command or []]
 
 
 def test_ingestion_mounts_the_ng12_pdf_read_only() -> None:
@@ -342,7 +363,7 @@ def test_secrets_are_required_not_defaulted() -> None:
         assert re.fullmatch(rf"\$\{{{key}:\?[^}}]+\}}", value), (
             f"{name}: {key} must be ${{{key}:?...}}, got {value!r}"
         )
-    for name in ("gateway", "chat", "ingestion-worker"):
+    for name in ("gateway", "chat", "ingestion-worker", "retrieval", "retrieval-replica"):
         url = _environment(services[name]).get("REDIS_URL", "")
         assert re.match(r"redis://[a-z]+:\$\{REDIS_[A-Z_]+_PASSWORD:\?", url), (
             f"{name} must sign in to Redis: {url}"

@@ -42,7 +42,7 @@ KUBERNETES_VERSION = "1.32.0"
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PersistentVolume", "StorageClass"}
 HTTP_WITH_HPA = ("gateway", "assessment", "chat")
 DATA_STORES = {
-    "redis": ("gateway", "ingestion-worker"),
+    "redis": ("gateway", "ingestion-worker", "retrieval"),  # retrieval: index announcements only
     "redis-chat": ("chat", "gateway"),
     "postgres": ("gateway",),
 }
@@ -288,6 +288,8 @@ def test_addresses_name_the_kubernetes_services(overlay: str, name: str) -> None
     compose_env = {k: str(v) for k, v in (COMPOSE[name].get("environment") or {}).items()}
     for key in (
         "RETRIEVAL_ADDR",
+        "RETRIEVAL_WRITER_ADDR",
+        "CHROMA_HOST",
         "ASSESSMENT_URL",
         "CHAT_URL",
         "REDIS_URL",
@@ -431,6 +433,7 @@ def test_network_policies_only_the_gateway_takes_ingress(overlay: str) -> None:
             "prometheus@other-namespace",
         }, name
     assert _allowed_sources(objects, "retrieval", 50051) == set(RETRIEVAL_CLIENTS)
+    assert _allowed_sources(objects, "chroma", 8000) == {"retrieval"}
     for store, clients in DATA_STORES.items():
         port = 5432 if store == "postgres" else 6379
         assert _allowed_sources(objects, store, port) == set(clients), store
@@ -438,3 +441,51 @@ def test_network_policies_only_the_gateway_takes_ingress(overlay: str) -> None:
         if spec.metrics_port is not None and name != "gateway":
             assert _allowed_sources(objects, name, spec.metrics_port) == {"prometheus@other-namespace"}, name
     assert _allowed_sources(objects, "gateway", 9100) == {"prometheus@other-namespace"}
+
+
+# --------------------------------------------------------------------------------------------
+# retrieval replicas
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_retrieval_replicas_are_the_writer_in_another_role(overlay: str) -> None:
+    """retrieval-replica runs the writer's container with INDEX_ROLE=replica; one writer pod; the
+    headless retrieval-pool Service spans writer and replicas; the Chroma server is one pod that
+    only retrieval reads; writer and replicas share the ReadWriteMany index claim."""
+    objects = RENDERED[overlay]
+    writer, replica = _workload(objects, "retrieval"), _workload(objects, "retrieval-replica")
+    assert writer["kind"] == "StatefulSet" and writer["spec"]["replicas"] == 1, "exactly one writer"
+    assert replica["kind"] == "Deployment" and replica["spec"]["replicas"] >= 1
+    w, r = _container(objects, "retrieval"), _container(objects, "retrieval-replica")
+    w_env = {e["name"]: e for e in w["env"]}
+    r_env = {e["name"]: e for e in r["env"]}
+    assert w_env["INDEX_ROLE"]["value"] == "writer" and r_env["INDEX_ROLE"]["value"] == "replica"
+    assert {k: v for k, v in r_env.items() if k != "INDEX_ROLE"} == {
+        k: v for k, v in w_env.items() if k != "INDEX_ROLE"
+    }, "replica env differs from the writer's beyond INDEX_ROLE"
+    for key in ("image", "command", "ports", "readinessProbe", "livenessProbe", "volumeMounts"):
+        assert w[key] == r[key], f"retrieval-replica {key} differs from the writer's"
+    pool = _find(objects, "Service", "retrieval-pool")
+    assert pool["spec"].get("clusterIP") == "None", "retrieval-pool must be headless (one record per pod)"
+    for workload in (writer, replica):
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        assert pool["spec"]["selector"].items() <= labels.items(), "retrieval-pool must select every pod"
+        claims = {
+            v["persistentVolumeClaim"]["claimName"]
+            for v in workload["spec"]["template"]["spec"]["volumes"]
+            if "persistentVolumeClaim" in v
+        }
+        assert claims == {"ng12-index"}, claims
+    index = _find(objects, "PersistentVolumeClaim", "ng12-index")
+    assert index["spec"]["accessModes"] == ["ReadWriteMany"]
+    pdb = _find(objects, "PodDisruptionBudget", "retrieval-replica")
+    assert pdb["spec"]["selector"]["matchLabels"] == replica["spec"]["selector"]["matchLabels"]
+    chroma = _workload(objects, "chroma")
+    assert chroma["kind"] == "StatefulSet" and chroma["spec"]["replicas"] == 1
+    assert _container(objects, "chroma")["image"] == w["image"], "chroma runs the retrieval image's CLI"
+    assert {p["port"] for p in _find(objects, "Service", "chroma")["spec"]["ports"]} == {
+        int(w_env["CHROMA_PORT"]["value"])
+    }
+    compose_writer = {k: str(v) for k, v in COMPOSE["retrieval"]["environment"].items()}
+    assert w_env["CHROMA_HOST"]["value"] == compose_writer["CHROMA_HOST"] == "chroma"
+    assert COMPOSE["retrieval-replica"]["environment"]["INDEX_ROLE"] == "replica"

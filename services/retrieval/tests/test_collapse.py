@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.index_store import ChunkRecord
+from retrieval.records import ChunkRecord
 from retrieval.search import ScoredHit, collapse_hits
 
 

@@ -3,13 +3,16 @@
 - `ServerObservabilityInterceptor` (grpc.aio): reads the request id from metadata into the
   shared context variable, logs each call, and records request counts and latencies.
 - `request_metadata()`: the metadata every client call carries (the request id).
-- `channel_options()`: keepalive plus a service config that retries idempotent reads on
-  UNAVAILABLE (writes are never retried by the channel).
+- `channel_options()`: keepalive plus a service config that spreads calls over every address
+  of the target (round_robin) and retries idempotent reads on UNAVAILABLE, which a retry sends
+  to another replica (writes are never retried by the channel).
+- `grpc_target()`: RETRIEVAL_ADDR as a gRPC target; it may name several replicas.
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -91,8 +94,45 @@ def _deny(method: str) -> grpc.RpcMethodHandler:
     return grpc.unary_unary_rpc_method_handler(abort_unary)
 
 
-def channel_options() -> list[tuple[str, Any]]:
+def grpc_target(addr: str) -> str:
+    """A gRPC target from an address setting: "host:port" (a DNS name resolving to every replica,
+    e.g. a Kubernetes headless Service or a compose alias, or one process), a target with its own
+    scheme ("dns:///...", "ipv4:..."), or several comma-separated "ip:port" addresses of replicas
+    ("127.0.0.1:50051,127.0.0.1:50052" -> "ipv4:127.0.0.1:50051,127.0.0.1:50052"; "localhost"
+    is read as 127.0.0.1). gRPC has no resolver for a list of host names: name one DNS name
+    instead, or IP addresses."""
+    addr = addr.strip()
+    if "," not in addr or addr.startswith(("dns:", "ipv4:", "ipv6:", "unix:")):
+        return addr
+    parts = [p.strip() for p in addr.split(",") if p.strip()]
+    hosts: list[tuple[str, str]] = []
+    for part in parts:
+        host, sep, port = part.rpartition(":")
+        if not sep or not port.isdigit():
+            raise ValueError(f"address {part!r} in {addr!r} is not host:port")
+        host = host.strip("[]")
+        if host == "localhost":
+            host = "127.0.0.1"
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            raise ValueError(
+                f"{addr!r}: several addresses must be IP addresses ({host!r} is a name); "
+                "for names, use one DNS name that resolves to every replica"
+            ) from None
+        hosts.append((f"[{ip}]" if ip.version == 6 else str(ip), port))
+    versions = {":" in h for h, _ in hosts}
+    if len(versions) > 1:
+        raise ValueError(f"{addr!r}: mix of IPv4 and IPv6 addresses")
+    scheme = "ipv6" if versions == {True} else "ipv4"
+    return f"{scheme}:" + ",".join(f"{h}:{p}" for h, p in hosts)
+
+
+def channel_options(load_balancing: str = "round_robin") -> list[tuple[str, Any]]:
+    """`round_robin` for reads (every replica the target resolves to, a retry goes to the next);
+    `pick_first` where one process must see every call (an index build's stream of RPCs)."""
     service_config = {
+        "loadBalancingConfig": [{load_balancing: {}}],
         "methodConfig": [
             {
                 "name": [{"service": RETRIEVAL_SERVICE, "method": m} for m in IDEMPOTENT_READS],
@@ -104,7 +144,7 @@ def channel_options() -> list[tuple[str, Any]]:
                     "retryableStatusCodes": ["UNAVAILABLE"],
                 },
             }
-        ]
+        ],
     }
     return [
         ("grpc.service_config", json.dumps(service_config)),

@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
-from ng12_common.grpc_utils import INDEX_CHANGING, channel_options, request_metadata
+from ng12_common.grpc_utils import INDEX_CHANGING, channel_options, grpc_target, request_metadata
 from ng12_common.metrics import GRPC_CLIENT_LATENCY, GRPC_CLIENT_REQUESTS
 
 R = TypeVar("R", bound=Message)
@@ -73,29 +73,48 @@ def _translate(exc: grpc.aio.AioRpcError, target: str) -> RetrievalError:
 
 
 class RetrievalClient:
-    """Thin typed wrapper over the generated stub; one instance per process."""
+    """Thin typed wrapper over the generated stub; one instance per process.
 
-    def __init__(self, target: str, timeout_seconds: float = 2.0, service_token: str = "") -> None:
+    `target` (RETRIEVAL_ADDR) may name several retrieval replicas: comma-separated IP addresses
+    ("127.0.0.1:50051,127.0.0.1:50052") or one DNS name resolving to all of them. Calls are spread
+    round-robin over the replicas that are up, and a read that fails UNAVAILABLE (a replica killed
+    mid-call) is retried by the channel on another one (grpc_utils.channel_options). Index changes
+    (activate, roll back) go to `writer_target` (RETRIEVAL_WRITER_ADDR; default: `target`)."""
+
+    def __init__(
+        self, target: str, timeout_seconds: float = 2.0, service_token: str = "", writer_target: str = ""
+    ) -> None:
         self.target = target
+        self.writer_target = writer_target or target
         self._service_token = service_token
         self.timeout = timeout_seconds
-        self._channel = grpc.aio.insecure_channel(target, options=channel_options())
+        self._channel = grpc.aio.insecure_channel(grpc_target(target), options=channel_options())
         self._stub = pb_grpc.RetrievalStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
+        if self.writer_target != target:
+            self._writer_channel: grpc.aio.Channel | None = grpc.aio.insecure_channel(
+                grpc_target(self.writer_target), options=channel_options("pick_first")
+            )
+            self._writer_stub = pb_grpc.RetrievalStub(self._writer_channel)
+        else:
+            self._writer_channel, self._writer_stub = None, self._stub
 
     async def close(self) -> None:
         await self._channel.close()
+        if self._writer_channel is not None:
+            await self._writer_channel.close()
 
     async def _call(self, name: str, request: Message, timeout: float | None = None) -> Any:
-        method = getattr(self._stub, name)
+        changing = name in INDEX_CHANGING
+        method = getattr(self._writer_stub if changing else self._stub, name)
         start = time.perf_counter()
         code = "OK"
         try:
-            token = self._service_token if name in INDEX_CHANGING else ""
+            token = self._service_token if changing else ""
             return await method(request, timeout=timeout or self.timeout, metadata=request_metadata(token))
         except grpc.aio.AioRpcError as exc:
             code = exc.code().name
-            raise _translate(exc, self.target) from None
+            raise _translate(exc, self.writer_target if changing else self.target) from None
         finally:
             GRPC_CLIENT_REQUESTS.labels(method=name, code=code).inc()
             GRPC_CLIENT_LATENCY.labels(method=name).observe(time.perf_counter() - start)

@@ -11,7 +11,9 @@ from ng12_common.settings import HttpServiceSettings
 
 class AssessmentSettings(HttpServiceSettings):
     port: int = Field(default=8001, ge=1, le=65535)
-    retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")
+    retrieval_addr: str = Field(
+        min_length=3, description="host:port of retrieval (or of its replicas, comma-separated)"
+    )
     patients_file: Path = Path("data/patients.json")
     retrieval_timeout_seconds: float = Field(default=3.0, gt=0, le=60)
     # Gemini on Vertex AI (google-genai). Off unless GEMINI_ENABLED and VERTEX_PROJECT are set;

@@ -10,7 +10,9 @@ from ng12_common.settings import HttpServiceSettings
 class ChatSettings(HttpServiceSettings):
     port: int = Field(default=8002, ge=1, le=65535)
     redis_url: str = Field(pattern=r"^rediss?://", description="redis://host:port/db of the session store")
-    retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")
+    retrieval_addr: str = Field(
+        min_length=3, description="host:port of retrieval (or of its replicas, comma-separated)"
+    )
     chat_history_ttl_seconds: int = Field(default=86400, ge=60, le=90 * 86400)
     chat_max_turns: int = Field(
         default=50, ge=1, le=1000, description="user/assistant pairs kept per session"

@@ -117,6 +117,7 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             settings.retrieval_addr,
             timeout_seconds=settings.retrieval_timeout_seconds,
             service_token=settings.retrieval_service_token,
+            writer_target=settings.retrieval_writer_addr,
         )
         jobs = IngestionJobs(
             settings.redis_url,

@@ -27,7 +27,12 @@ class GatewaySettings(HttpServiceSettings):
     )
     assessment_url: str = Field(pattern=r"^https?://", description="base URL of the assessment service")
     chat_url: str = Field(pattern=r"^https?://", description="base URL of the chat service")
-    retrieval_addr: str = Field(min_length=3, description="host:port of the retrieval gRPC service")
+    retrieval_addr: str = Field(
+        min_length=3, description="host:port of retrieval (or of its replicas, comma-separated)"
+    )
+    retrieval_writer_addr: str = Field(
+        default="", description="the retrieval writer, for activate and roll back (empty: RETRIEVAL_ADDR)"
+    )
     retrieval_service_token: str = Field(
         default="", max_length=512, description="sent to retrieval's index-changing RPCs (activate, rollback)"
     )

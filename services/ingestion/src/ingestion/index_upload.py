@@ -17,7 +17,7 @@ from google.protobuf.struct_pb2 import Struct
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
-from ng12_common.grpc_utils import channel_options, request_metadata
+from ng12_common.grpc_utils import channel_options, grpc_target, request_metadata
 from ng12_common.knowledge import KnowledgeBase, Recommendation
 from ng12_common.logs import get_logger
 
@@ -130,7 +130,8 @@ def upload_index(
     renders pages; its sha256 must be the knowledge base's source_sha256)."""
     g = kb.guideline
     coverage = kb.report.criteria_coverage
-    with grpc.insecure_channel(target, options=channel_options()) as channel:
+    # pick_first: every RPC of one build reaches the same process (the writer holds the build)
+    with grpc.insecure_channel(grpc_target(target), options=channel_options("pick_first")) as channel:
         stub = pb_grpc.RetrievalStub(channel)
         md = request_metadata(service_token)
         version = stub.BeginIndex(
@@ -189,7 +190,7 @@ def _abort(stub: pb_grpc.RetrievalStub, version: str, reason: str, md: tuple[tup
 
 def active_source_sha256(target: str, timeout: float = 10.0) -> tuple[str, str] | None:
     """(version, source_sha256) of the served index, or None when nothing is active."""
-    with grpc.insecure_channel(target, options=channel_options()) as channel:
+    with grpc.insecure_channel(grpc_target(target), options=channel_options()) as channel:
         stub = pb_grpc.RetrievalStub(channel)
         try:
             active = stub.GetActiveIndex(
@@ -203,7 +204,7 @@ def active_source_sha256(target: str, timeout: float = 10.0) -> tuple[str, str] 
 
 
 def has_active_index(target: str, timeout: float = 5.0) -> bool:
-    with grpc.insecure_channel(target) as channel:
+    with grpc.insecure_channel(grpc_target(target)) as channel:
         stub = pb_grpc.RetrievalStub(channel)
         try:
             stub.GetActiveIndex(pb.GetActiveIndexRequest(), timeout=timeout, metadata=request_metadata())

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ng12_common.served_recommendations import rec_sort_key
-from retrieval.index_store import ChunkRecord, VersionData
+from retrieval.records import ChunkRecord, VersionData
 
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 20

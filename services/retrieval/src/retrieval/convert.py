@@ -8,9 +8,8 @@ from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
-from retrieval.index_store import ChunkRecord
+from retrieval.records import ChunkRecord, ScoredHit
 from retrieval.registry import VersionRecord
-from retrieval.search import ScoredHit
 
 
 def struct_to_dict(s: Struct) -> dict[str, Any]:

@@ -19,36 +19,21 @@ import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from threading import Lock
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ng12_common.logs import get_logger
+from retrieval.embedding_types import EmbeddingError, EmbeddingProvider, Vector
 from retrieval.metrics import QUERY_CACHE
 from retrieval.settings import RetrievalSettings
 
-Vector = npt.NDArray[np.float32]
 log = get_logger("retrieval.embeddings")
+__all__ = ["EmbeddingError", "EmbeddingProvider", "Vector", "build_provider"]
 
 #: sha256 of model.safetensors as published for sentence-transformers/all-MiniLM-L6-v2 (LFS oid).
 MINILM_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-
-
-class EmbeddingError(RuntimeError):
-    """The embedding model could not be loaded or failed to embed."""
-
-
-class EmbeddingProvider(Protocol):
-    embedder_id: str
-    dimension: int
-    #: True when embedding one query is a few milliseconds of local CPU that is better run on the
-    #: serving thread than handed to a thread pool; False for remote providers (network waits).
-    embeds_inline: bool
-
-    def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
-
-    def embed_query(self, text: str) -> Vector: ...
 
 
 def sha256_file(path: Path) -> str:

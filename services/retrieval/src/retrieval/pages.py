@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrieval.index_store import IndexError_, IndexStore
+from retrieval.records import IndexError_
+from retrieval.serving import IndexManager
 
 DEFAULT_SCALE = 1.5
 MIN_SCALE, MAX_SCALE = 1.0, 3.0
@@ -109,15 +110,15 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 class PageRenderer:
-    def __init__(self, store: IndexStore) -> None:
-        self.store = store
+    def __init__(self, index: IndexManager) -> None:
+        self.index = index
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pdfium")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def render(self, version: str, page: int, highlight_id: str, scale: float) -> RenderedPage:
-        data = self.store.version_data(version)
+        data = self.index.version_data(version)
         record = data.record
         scale = quantise_scale(scale)
         page_count = int(record.guideline.get("page_count", 0) or 0)
@@ -131,7 +132,7 @@ class PageRenderer:
                     "not_found", f"NG12 has no recommendation {highlight_id} in index {record.version}"
                 )
             boxes = [b for b in _boxes_of(rec) if int(b.get("page", -1)) == page]
-        pdf_path = self.store.source_pdf(record.version)
+        pdf_path = self.index.storage.source_pdf(record.version)
         if pdf_path is None:
             raise IndexError_(
                 "not_found",

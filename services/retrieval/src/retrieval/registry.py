@@ -1,8 +1,11 @@
 """The index registry: which versions exist, their metadata, and which one is served.
 
-Persisted as one JSON file beside the Chroma directory and replaced atomically (temp file,
-fsync, os.replace), so a crash at any instant leaves either the old or the new registry on
-disk, never a mix. The active pointer lives only here.
+Persisted as one JSON file in the index directory and replaced atomically (temp file, fsync,
+os.replace), so a crash at any instant leaves either the old or the new registry on disk, never a
+mix, and a reader in another process opens one or the other whole. The active pointer lives only
+here. With several retrieval replicas the index directory is shared (a volume all of them mount):
+the one writer saves the registry, and replicas re-read it (`reload_if_changed`) when the writer
+announces a change and on a timer (serving.IndexManager, replication.py).
 """
 
 from __future__ import annotations
@@ -63,12 +66,30 @@ class Registry:
         self.root = root
         self.path = root / "registry.json"
         root.mkdir(parents=True, exist_ok=True)
+        self._stamp: tuple[int, int, int] | None = None
         self.state = self._load()
 
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
     def _load(self) -> RegistryState:
-        if not self.path.exists():
+        self._stamp = self._file_stamp()
+        if self._stamp is None:
             return RegistryState()
         return RegistryState.model_validate_json(self.path.read_text(encoding="utf-8"))
+
+    def reload_if_changed(self) -> bool:
+        """Re-read the file if another process replaced it since we last read or wrote it (a
+        replica following the writer). os.replace gives the new file a new inode, so the stamp
+        changes even within one mtime tick."""
+        if self._file_stamp() == self._stamp:
+            return False
+        self.state = self._load()
+        return True
 
     def save(self) -> None:
         data = self.state.model_dump_json(indent=2)
@@ -82,6 +103,7 @@ class Registry:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        self._stamp = self._file_stamp()
 
     def new_version_name(self) -> str:
         name = f"v{self.state.next_seq}"

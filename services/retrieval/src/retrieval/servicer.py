@@ -23,11 +23,12 @@ from ng12_common.logs import get_logger
 from ng12_common.served_recommendations import rec_sort_key
 from retrieval import browse, convert
 from retrieval.embeddings import CachedQueryEmbedder
-from retrieval.index_store import IndexError_, IndexStore, ServingIndex, VersionData
 from retrieval.metrics import ACTIVE_INDEX, ACTIVE_INDEX_ACTIVATED, INDEX_CHUNKS, SEARCH_DEGRADED
 from retrieval.pages import PageRenderer
+from retrieval.records import IndexError_, VersionData
 from retrieval.result_cache import SearchResultCache
 from retrieval.search import SearchParams, run_search
+from retrieval.serving import IndexManager, ServingIndex
 
 _CODES = {
     "invalid": grpc.StatusCode.INVALID_ARGUMENT,
@@ -45,21 +46,22 @@ log = get_logger("retrieval.servicer")
 class RetrievalServicer(pb_grpc.RetrievalServicer):
     def __init__(
         self,
-        store: IndexStore,
+        index: IndexManager,
         embedder: CachedQueryEmbedder,
         health: health_aio.HealthServicer,
         results: SearchResultCache | None = None,
     ) -> None:
-        self.store = store
+        self.index = index
+        self.storage = index.storage
         self.embedder = embedder
         self.health = health
         self.results = results if results is not None else SearchResultCache(0)
-        self.pages = PageRenderer(store)
+        self.pages = PageRenderer(index)
 
     # --- helpers -------------------------------------------------------------------------
 
-    async def publish_health(self) -> None:
-        serving = self.store.serving
+    async def publish_health(self, _: ServingIndex | None = None) -> None:
+        serving = self.index.current
         status = (
             health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
         )
@@ -73,7 +75,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
                 INDEX_CHUNKS.labels(doc_type=doc_type).set(n)
 
     async def _serving(self, context: grpc.aio.ServicerContext) -> ServingIndex:
-        serving = self.store.serving
+        serving = self.index.current
         if serving is None:
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -202,8 +204,8 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     async def _data(self, version: str) -> VersionData:
         """Browsing data of a version ("" = active), loaded off the event loop when not served."""
         if not version:
-            return self.store.version_data("")
-        return await asyncio.get_running_loop().run_in_executor(None, self.store.version_data, version)
+            return self.index.version_data("")
+        return await asyncio.get_running_loop().run_in_executor(None, self.index.version_data, version)
 
     async def GetLexicon(
         self, request: pb.GetLexiconRequest, context: grpc.aio.ServicerContext
@@ -273,7 +275,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         guideline = convert.json_format.MessageToDict(request.guideline, preserving_proto_field_name=True)
         record = await self._lifecycle(
             context,
-            self.store.begin(
+            self.storage.begin(
                 guideline,
                 dict(request.expected_counts),
                 request.description,
@@ -297,7 +299,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
 
     async def _abandoned(self, version: str, reason: str) -> None:
         try:
-            await self.store.abort(version, reason)
+            await self.storage.abort(version, reason)
             log.warning("index_build_abandoned", version=version, reason=reason)
         except IndexError_:
             pass  # already finished, failed or aborted
@@ -320,7 +322,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         chunks = [convert.chunk_from_pb(c) for c in message.chunks]
         recs = [convert.canonical_to_dict(r) for r in message.recommendations]
         lexicon = [convert.lexicon_to_dict(t) for t in message.lexicon]
-        await self._lifecycle(context, self.store.add(version, chunks, recs, lexicon))
+        await self._lifecycle(context, self.storage.add(version, chunks, recs, lexicon))
         n_chunks += len(chunks)
         n_recs += len(recs)
         return version, n_chunks, n_recs
@@ -336,7 +338,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
                     grpc.StatusCode.INVALID_ARGUMENT, "every message must name the one version it feeds"
                 )
             version = message.version
-            await self._lifecycle(context, self.store.add_source(version, message.data))
+            await self._lifecycle(context, self.storage.add_source(version, message.data))
             complete = message.last
         if version and not complete:
             # grpc reports a vanished client's stream as ended: only the `last` flag says it was not
@@ -348,13 +350,13 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
             )
         if not version:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no source data was sent")
-        size, sha = self.store.source_uploaded(version)
+        size, sha = self.storage.source_uploaded(version)
         return pb.UploadSourceResponse(version=version, size=size, sha256=sha)
 
     async def FinishIndex(
         self, request: pb.FinishIndexRequest, context: grpc.aio.ServicerContext
     ) -> pb.FinishIndexResponse:
-        record, problems = await self._lifecycle(context, self.store.finish(request.version))
+        record, problems = await self._lifecycle(context, self.storage.finish(request.version))
         return pb.FinishIndexResponse(
             version=convert.version_to_pb(record), valid=not problems, problems=problems
         )
@@ -362,29 +364,29 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     async def AbortIndex(
         self, request: pb.AbortIndexRequest, context: grpc.aio.ServicerContext
     ) -> pb.IndexVersion:
-        record = await self._lifecycle(context, self.store.abort(request.version, request.reason))
+        record = await self._lifecycle(context, self.storage.abort(request.version, request.reason))
         return convert.version_to_pb(record)
 
     async def ActivateIndex(
         self, request: pb.ActivateIndexRequest, context: grpc.aio.ServicerContext
     ) -> pb.IndexVersion:
-        record = await self._lifecycle(context, self.store.activate(request.version))
-        await self.publish_health()
+        record = await self._lifecycle(context, self.index.activate(request.version))
         return convert.version_to_pb(record)
 
     async def RollbackIndex(
         self, request: pb.RollbackIndexRequest, context: grpc.aio.ServicerContext
     ) -> pb.IndexVersion:
-        record = await self._lifecycle(context, self.store.rollback())
-        await self.publish_health()
+        record = await self._lifecycle(context, self.index.rollback())
         return convert.version_to_pb(record)
 
     async def ListIndexVersions(
         self, request: pb.ListIndexVersionsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListIndexVersionsResponse:
-        state = self.store.registry.state
+        if not self.storage.writer:
+            self.storage.registry.reload_if_changed()
+        state = self.storage.registry.state
         return pb.ListIndexVersionsResponse(
-            versions=[convert.version_to_pb(r) for r in self.store.registry.ordered()],
+            versions=[convert.version_to_pb(r) for r in self.storage.registry.ordered()],
             active_version=state.active or "",
         )
 

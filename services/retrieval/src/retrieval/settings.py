@@ -17,7 +17,23 @@ class RetrievalSettings(ServiceSettings):
     retrieval_service_token: str = Field(
         default="", max_length=512, description="required by index-changing RPCs when set"
     )
-    chroma_dir: Path = Path("var/chroma")
+    chroma_dir: Path = Path(
+        "var/chroma"
+    )  # the index directory: registry.json, versions/ and (embedded Chroma) chroma/; shared by replicas
+    index_role: Literal["writer", "replica"] = Field(
+        default="writer",
+        description="writer: builds, activates, prunes (exactly one); replica: serves, follows the writer",
+    )
+    chroma_host: str = Field(default="", description="a Chroma server (`chroma run`); empty: embedded Chroma")
+    chroma_port: int = Field(default=8000, ge=1, le=65535)
+    chroma_connect_timeout_seconds: float = Field(default=60.0, ge=0)
+    redis_url: str = Field(
+        default="",
+        description="Redis for index announcements (pub/sub); empty: replicas only poll the registry",
+    )
+    registry_poll_seconds: float = Field(
+        default=5.0, gt=0, le=300, description="a replica re-reads the registry at least this often"
+    )
     embedder: Literal["local", "vertex"] = "local"  # vertex: Vertex AI text embeddings (needs VERTEX_PROJECT)
     embedding_threads: int = Field(
         default=1, ge=1, le=64, description="ONNX Runtime threads of the local MiniLM model (EMBEDDER=local)"

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 from google.protobuf import json_format, struct_pb2
 
-from retrieval.embeddings import EmbeddingError, Vector
+from retrieval.embedding_types import EmbeddingError, Vector
 
 DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
 QUERY_TASK = "RETRIEVAL_QUERY"

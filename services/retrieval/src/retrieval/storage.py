@@ -1,10 +1,15 @@
-"""Index versions on disk: ChromaDB collections plus canonical, chunk and lexical files.
+"""Index storage: versions in ChromaDB and on disk, builds, the registry, pruning.
 
 One version = one Chroma collection (`ng12-chunks-vN`) holding the embedded search chunks,
 and a folder `versions/vN/` holding the canonical recommendations (verbatim, by id, never
-embedded), the chunk records, the lexicon and the BM25 index. Builds always go into a new
-version; only a complete, validated version can be activated, and activation is one atomic
-registry write. This process is the only one that opens the Chroma directory.
+embedded), the chunk records, the lexicon, the BM25 index and the source PDF. Builds always go
+into a new version; only a complete, validated version can be activated, and activation is one
+atomic registry write (the loading and the swap of what is served are serving.py's).
+
+Chroma is embedded (`PersistentClient` on `<index dir>/chroma`, one process: `make run`) or a
+Chroma server (`CHROMA_HOST`: `chroma run`, shared by every replica). Storage has one writer
+(`INDEX_ROLE=writer`): it builds, activates and prunes. Replicas (`INDEX_ROLE=replica`) open the
+same index directory and Chroma server read-only: every write method refuses on them.
 """
 
 from __future__ import annotations
@@ -18,44 +23,51 @@ import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chromadb
 import numpy as np
 import numpy.typing as npt
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 
 from ng12_common.logs import get_logger
 from retrieval.embeddings import EmbeddingProvider
 from retrieval.lexical import LexicalIndex
+from retrieval.records import ChunkRecord, IndexError_, VersionData
 from retrieval.registry import Registry, VersionRecord, now_iso, write_json_atomic
 
-log = get_logger("retrieval.index")
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
-SEARCH_DOC_TYPES = ("rule_search", "symptom_index", "guideline_text")
+log = get_logger("retrieval.storage")
+
 SOURCE_PDF = "source.pdf"
 _SOURCE_PART = ".source.pdf.part"
 FAILED_KEPT = 10  # failed builds' records kept for the admin's history (they hold no data)
+READ_ONLY = (
+    "this retrieval process is a read-only replica (INDEX_ROLE=replica): index changes go to the "
+    "writer (RETRIEVAL_WRITER_ADDR)"
+)
 
 
-class IndexError_(Exception):
-    """A lifecycle request that cannot be honoured; `kind` maps to a gRPC status."""
+@dataclass(frozen=True)
+class ChromaLocation:
+    """Where the vectors live: a Chroma server (host set) or embedded under `path`."""
 
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind  # invalid | not_found | precondition
-        self.message = message
+    path: Path
+    host: str = ""
+    port: int = 8000
 
+    def client(self) -> ClientAPI:
+        settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        if self.host:
+            return chromadb.HttpClient(host=self.host, port=self.port, settings=settings)
+        return chromadb.PersistentClient(path=str(self.path), settings=settings)
 
-@dataclass
-class ChunkRecord:
-    id: str
-    doc_type: str
-    text: str
-    page: int
-    section: str
-    recommendation_ids: list[str]
-    metadata: dict[str, Any] = field(default_factory=dict)
+    def describe(self) -> str:
+        return f"server {self.host}:{self.port}" if self.host else f"embedded {self.path}"
 
 
 @dataclass
@@ -67,58 +79,55 @@ class BuildState:
     lexicon: list[dict[str, Any]] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     source_size: int = 0
-    source_hash: Any = field(default_factory=hashlib.sha256)
+    source_hash: _Hash = field(default_factory=hashlib.sha256)
     last_activity: float = field(default_factory=time.monotonic)
 
 
 @dataclass
-class VersionData:
-    """What browsing needs of any version that holds data (not only the served one)."""
+class StoredVersion:
+    """A version's data as storage holds it, read whole (serving builds its index from this)."""
 
     record: VersionRecord
-    chunks: list[ChunkRecord]
-    canonical: dict[str, dict[str, Any]]
-
-
-@dataclass
-class ServingIndex:
-    """Everything a Search needs for one active version, loaded in memory."""
-
-    record: VersionRecord
-    collection: Any
-    chunks: dict[str, ChunkRecord]
-    order: list[str]  # chunk ids in matrix/BM25 row order
-    matrix: npt.NDArray[np.float32]  # normalised embeddings, row per chunk id in `order`
+    collection: Collection
+    chunks: list[ChunkRecord]  # in matrix/BM25 row order
+    matrix: npt.NDArray[np.float32]  # normalised embeddings, one row per chunk
     canonical: dict[str, dict[str, Any]]
     lexicon: list[dict[str, Any]]
     lexical: LexicalIndex
-    normaliser: Any  # search.QueryNormaliser, built once per version
-    canonical_pb: dict[str, Any]  # id -> pb.CanonicalRecommendation, built once per version
-    canonical_lean_pb: dict[str, Any]  # the same without metadata (Search hits unless asked)
-    metadata_pb: dict[str, Any]  # chunk id -> Struct of its metadata, built once per version
-    guideline_pb: Any  # pb.GuidelineInfo of this version
-    row_of: dict[str, int]  # chunk id -> row in `order`
-    features: list[Any]  # rerank.ChunkFeatures per row of `order`, computed once per version
 
 
-class IndexStore:
-    def __init__(self, root: Path, embedder: EmbeddingProvider, keep_versions: int = 2) -> None:
+class IndexStorage:
+    def __init__(
+        self,
+        root: Path,
+        embedder: EmbeddingProvider,
+        keep_versions: int = 2,
+        *,
+        chroma: ChromaLocation | None = None,
+        writer: bool = True,
+    ) -> None:
         self.root = root
         self.embedder = embedder
         self.keep_versions = max(2, keep_versions)
+        self.writer = writer
+        self.chroma = chroma or ChromaLocation(root / "chroma")
         self._browse_cache: OrderedDict[str, VersionData] = OrderedDict()
         self.registry = Registry(root)
-        self.client = chromadb.PersistentClient(
-            path=str(root / "chroma"), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        )
+        self.client = self.chroma.client()
         self.builds: dict[str, BuildState] = {}
-        self.serving: ServingIndex | None = None
-        self._lifecycle = asyncio.Lock()
+        self.lifecycle = asyncio.Lock()  # one lifecycle change at a time (begin, finish, activate...)
+
+    def _writable(self) -> None:
+        if not self.writer:
+            raise IndexError_("precondition", READ_ONLY)
 
     # --- start-up -------------------------------------------------------------------------
 
     def recover(self) -> None:
-        """Fail builds a crash left behind, then load the active version (if any)."""
+        """Fail builds a crash of the writer left behind (their data removed). Writer only: a
+        replica cannot tell a crashed build from one the writer is running."""
+        if not self.writer:
+            return
         changed = False
         for rec in self.registry.state.versions.values():
             if rec.status == "building":
@@ -128,13 +137,15 @@ class IndexStore:
                 changed = True
         if changed:
             self.registry.save()
+
+    def active_record(self) -> VersionRecord | None:
         active = self.registry.state.active
-        if active:
-            record = self.registry.get(active)
-            if record is None:
-                raise RuntimeError(f"registry names active version {active} but has no record of it")
-            self.serving = self._load(record)
-            log.info("index_loaded", version=active, chunks=len(self.serving.order))
+        if not active:
+            return None
+        record = self.registry.get(active)
+        if record is None:
+            raise RuntimeError(f"registry names active version {active} but has no record of it")
+        return record
 
     # --- building -------------------------------------------------------------------------
 
@@ -148,7 +159,8 @@ class IndexStore:
         unused_criteria: list[str] | None = None,
         source_filename: str = "",
     ) -> VersionRecord:
-        async with self._lifecycle:
+        self._writable()
+        async with self.lifecycle:
             version = self.registry.new_version_name()
             record = VersionRecord(
                 version=version,
@@ -172,6 +184,7 @@ class IndexStore:
             return record
 
     def _build(self, version: str) -> BuildState:
+        self._writable()
         state = self.builds.get(version)
         if state is None:
             rec = self.registry.get(version)
@@ -260,7 +273,7 @@ class IndexStore:
 
     async def finish(self, version: str) -> tuple[VersionRecord, list[str]]:
         state = self._build(version)
-        async with self._lifecycle, state.lock:
+        async with self.lifecycle, state.lock:
             record = state.record
             counts = Counter(c.doc_type for c in state.chunks)
             counts["rule_canonical"] = len(state.canonical)
@@ -292,7 +305,7 @@ class IndexStore:
             LexicalIndex.build([c.text for c in state.chunks]).save(folder / "bm25")
             record.status = "ready"
             self.builds.pop(version, None)
-            self._prune(also_keep=version)
+            self.prune(also_keep=version)
             log.info("index_build_ready", version=version, counts=record.chunk_counts)
             return record, []
 
@@ -322,7 +335,8 @@ class IndexStore:
         return problems
 
     async def abort(self, version: str, reason: str) -> VersionRecord:
-        async with self._lifecycle:
+        self._writable()
+        async with self.lifecycle:
             record = self.registry.get(version)
             if record is None:
                 raise IndexError_("not_found", f"unknown index version {version!r}")
@@ -335,95 +349,72 @@ class IndexStore:
             self.registry.save()
             return record
 
-    # --- serving --------------------------------------------------------------------------
+    # --- activation (serving.IndexManager loads the version, then commits it here) -----------
 
-    async def activate(self, version: str) -> VersionRecord:
-        async with self._lifecycle:
-            record = self.registry.get(version)
-            if record is None:
-                raise IndexError_("not_found", f"unknown index version {version!r}")
-            if record.status not in ("ready", "retired", "active"):
-                raise IndexError_(
-                    "precondition",
-                    f"index version {version} is {record.status}; only ready versions activate",
-                )
-            if record.embedder_id != self.embedder.embedder_id:
-                raise IndexError_(
-                    "precondition",
-                    f"index {version} was built with {record.embedder_id} but this service embeds with "
-                    f"{self.embedder.embedder_id}",
-                )
-            if record.status == "active":
-                return record
-            loaded = await asyncio.get_running_loop().run_in_executor(None, self._load, record)
-            state = self.registry.state
-            old = state.active
-            if old and old in state.versions:
-                state.versions[old].status = "retired"
-            record.status = "active"
-            record.activated_at = now_iso()
-            state.previous, state.active = old, version
-            self.registry.save()  # the atomic switch
-            self.serving = loaded
-            self._prune()
-            log.info("index_activated", version=version, previous=old)
-            return record
+    def activatable(self, version: str) -> VersionRecord:
+        """The record of `version` if it may be activated; IndexError_ otherwise."""
+        self._writable()
+        record = self.registry.get(version)
+        if record is None:
+            raise IndexError_("not_found", f"unknown index version {version!r}")
+        if record.status not in ("ready", "retired", "active"):
+            raise IndexError_(
+                "precondition",
+                f"index version {version} is {record.status}; only ready versions activate",
+            )
+        if record.embedder_id != self.embedder.embedder_id:
+            raise IndexError_(
+                "precondition",
+                f"index {version} was built with {record.embedder_id} but this service embeds with "
+                f"{self.embedder.embedder_id}",
+            )
+        return record
 
-    async def rollback(self) -> VersionRecord:
+    def commit_active(self, version: str) -> str | None:
+        """Name `version` the active one in the registry (one atomic write); returns the one it
+        replaced. The caller holds `lifecycle` and has loaded the version completely."""
+        self._writable()
+        state = self.registry.state
+        record = state.versions[version]
+        old = state.active
+        if old and old in state.versions:
+            state.versions[old].status = "retired"
+        record.status = "active"
+        record.activated_at = now_iso()
+        state.previous, state.active = old, version
+        self.registry.save()  # the atomic switch
+        return old
+
+    def previous_version(self) -> str:
         previous = self.registry.state.previous
         if not previous or previous not in self.registry.state.versions:
             raise IndexError_("precondition", "there is no previous index version to roll back to")
-        record = await self.activate(previous)
-        # after rolling back, the version we left becomes the "previous" one
-        return record
+        return previous
 
-    def _load(self, record: VersionRecord) -> ServingIndex:
+    def read_version(self, record: VersionRecord) -> StoredVersion:
+        """Everything stored for `record`: chunk records, vectors (from its Chroma collection),
+        canonical recommendations, lexicon and BM25 index. Blocking (file and Chroma reads)."""
         folder = self._folder(record.version)
         chunks_raw = json.loads((folder / "chunks.json").read_text(encoding="utf-8"))
-        chunks = {c["id"]: ChunkRecord(**c) for c in chunks_raw}
-        order = [c["id"] for c in chunks_raw]
+        chunks = [ChunkRecord(**c) for c in chunks_raw]
+        order = [c.id for c in chunks]
         collection = self.client.get_collection(record.collection_name)
         got = collection.get(ids=order, include=["embeddings"])
         embeddings = got["embeddings"]
         if embeddings is None or len(got["ids"]) != len(order):
             raise RuntimeError(f"index {record.version}: Chroma collection is missing embeddings")
         by_id = dict(zip(got["ids"], list(embeddings), strict=True))
-        matrix = np.asarray([by_id[i] for i in order], dtype=np.float32)
-        from retrieval.convert import canonical_from_dict, dict_to_struct, guideline_to_pb
-        from retrieval.rerank import chunk_features
-        from retrieval.search import QueryNormaliser
-
-        canonical = json.loads((folder / "canonical.json").read_text(encoding="utf-8"))
-        lexicon = json.loads((folder / "lexicon.json").read_text(encoding="utf-8"))
-        return ServingIndex(
+        return StoredVersion(
             record=record,
             collection=collection,
             chunks=chunks,
-            order=order,
-            matrix=matrix,
-            canonical=canonical,
-            lexicon=lexicon,
+            matrix=np.asarray([by_id[i] for i in order], dtype=np.float32),
+            canonical=json.loads((folder / "canonical.json").read_text(encoding="utf-8")),
+            lexicon=json.loads((folder / "lexicon.json").read_text(encoding="utf-8")),
             lexical=LexicalIndex.load(folder / "bm25"),
-            normaliser=QueryNormaliser(lexicon),
-            canonical_pb={k: canonical_from_dict(v) for k, v in canonical.items()},
-            canonical_lean_pb={
-                k: canonical_from_dict({f: x for f, x in v.items() if f != "metadata"})
-                for k, v in canonical.items()
-            },
-            metadata_pb={cid: dict_to_struct(c.metadata) for cid, c in chunks.items()},
-            guideline_pb=guideline_to_pb(record.guideline),
-            row_of={cid: i for i, cid in enumerate(order)},
-            features=[
-                chunk_features(
-                    chunks[cid].text,
-                    chunks[cid].doc_type,
-                    [canonical[r] for r in chunks[cid].recommendation_ids if r in canonical],
-                )
-                for cid in order
-            ],
         )
 
-    def _prune(self, also_keep: str | None = None) -> None:
+    def prune(self, also_keep: str | None = None) -> None:
         """Keep KEEP_VERSIONS versions that hold data (always the active and the previous one, then
         the newest), and the newest FAILED_KEPT failed records; delete the rest, data and all.
         `also_keep` (a build that just finished, awaiting review or activation) is never pruned."""
@@ -462,22 +453,17 @@ class IndexStore:
 
     # --- browsing (any version that holds data) ---------------------------------------------
 
-    def resolve(self, version: str) -> VersionRecord:
-        """The record of `version` ("" = active) if it holds data; IndexError_ otherwise."""
-        if not version:
-            if self.serving is None:
-                raise IndexError_("precondition", "no active NG12 index")
-            return self.serving.record
+    def record_with_data(self, version: str) -> VersionRecord:
+        """The record of `version` if it holds data; IndexError_ otherwise."""
+        if not self.writer:
+            self.registry.reload_if_changed()
         record = self.registry.get(version)
         if record is None or record.status not in ("ready", "retired", "active"):
             raise IndexError_("not_found", f"unknown index version {version!r} (or it holds no data)")
         return record
 
-    def version_data(self, version: str) -> VersionData:
-        record = self.resolve(version)
-        serving = self.serving
-        if serving is not None and serving.record.version == record.version:
-            return VersionData(record, [serving.chunks[c] for c in serving.order], serving.canonical)
+    def version_data(self, record: VersionRecord) -> VersionData:
+        """Chunks and canonical recommendations of a version read from disk (two kept cached)."""
         cached = self._browse_cache.get(record.version)
         if cached is not None:
             self._browse_cache.move_to_end(record.version)
