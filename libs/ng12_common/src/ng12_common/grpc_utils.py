@@ -1,7 +1,8 @@
 """gRPC plumbing shared by the retrieval server and its clients.
 
 - `ServerObservabilityInterceptor` (grpc.aio): reads the request id from metadata into the
-  shared context variable, logs each call, and records request counts and latencies.
+  shared context variable (and onto the call's trace span), logs each call, and records request
+  counts and latencies.
 - `request_metadata()`: the metadata every client call carries (the request id).
 - `channel_options()`: keepalive plus a service config that retries idempotent reads on
   UNAVAILABLE (writes are never retried by the channel).
@@ -20,6 +21,7 @@ from asgi_correlation_id.context import correlation_id
 
 from ng12_common.logs import REQUEST_ID_METADATA, get_logger
 from ng12_common.metrics import GRPC_SERVER_LATENCY, GRPC_SERVER_REQUESTS
+from ng12_common.tracing import link_request_id
 
 log = get_logger("ng12.grpc")
 
@@ -155,6 +157,7 @@ class ServerObservabilityInterceptor(grpc.aio.ServerInterceptor):
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 token = correlation_id.set(rid)
+                link_request_id(rid)
                 start = time.perf_counter()
                 try:
                     return await inner_uu(request, context)
@@ -174,6 +177,7 @@ class ServerObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext
             ) -> Any:
                 token = correlation_id.set(rid)
+                link_request_id(rid)
                 start = time.perf_counter()
                 try:
                     return await inner_su(request_iterator, context)
