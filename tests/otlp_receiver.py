@@ -90,12 +90,17 @@ class OtlpReceiver:
         return [s for s in spans if s.trace_id in ids]
 
     def wait_trace(self, attribute: str, value: str, services: set[str], timeout: float = 20.0) -> list[Span]:
-        """The trace marked by attribute == value once it has spans of every service named."""
+        """The trace marked by attribute == value once it has spans of every service named and is
+        whole (a root, and every parent received: a parent ends, and is exported, after its children)."""
         deadline = time.monotonic() + timeout
         found: list[Span] = []
         while time.monotonic() < deadline:
             found = self.trace_of(attribute, value)
-            if services <= {s.service for s in found}:
+            ids = {s.span_id for s in found}
+            whole = any(not s.parent_id for s in found) and all(
+                not s.parent_id or s.parent_id in ids for s in found
+            )
+            if services <= {s.service for s in found} and whole:
                 return found
             time.sleep(0.2)
         return found

@@ -112,6 +112,11 @@ def channel_options() -> list[tuple[str, Any]]:
         ("grpc.service_config", json.dumps(service_config)),
         ("grpc.enable_retries", 1),
         ("grpc.keepalive_time_ms", 30_000),
+        # reconnect to a restarted retrieval within ~2 s (gRPC's default backoff grows to 120 s,
+        # which kept callers failing, or answering degraded, long after retrieval was back)
+        ("grpc.initial_reconnect_backoff_ms", 250),
+        ("grpc.min_reconnect_backoff_ms", 250),
+        ("grpc.max_reconnect_backoff_ms", 2_000),
         ("grpc.max_receive_message_length", 32 * 1024 * 1024),
         ("grpc.max_send_message_length", 32 * 1024 * 1024),
     ]
