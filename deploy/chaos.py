@@ -42,6 +42,20 @@ sys.path.insert(0, str(REPO))
 CHAT_QUESTION = "When should I refer unexplained haemoptysis?"
 
 
+#: Settings of the stack under test: rate limits out of the way (the load is the point, not a
+#: 429), a half-built index reaped after 5 idle seconds (a killed worker's build).
+CHAOS_ENV: dict[str, dict[str, str]] = {
+    "gateway": {
+        "RATE_LIMIT_USER": "100000/minute",
+        "RATE_LIMIT_IP": "100000/minute",
+        "RATE_LIMIT_CHAT": "100000/minute",
+        "RATE_LIMIT_SIGNIN": "100000/minute",
+        "RATE_LIMIT_INGESTION": "1000/hour",
+    },
+    "retrieval": {"BUILD_IDLE_TIMEOUT_SECONDS": "5"},
+}
+
+
 @dataclass
 class Outcome:
     fault: str
@@ -219,7 +233,9 @@ def respawn(stack: Any, name: str, timeout: float = 120.0) -> float:
 # --- the faults -----------------------------------------------------------------------------
 
 
-def retrieval_sigkill(stack: Any, under_load: float = 3.0) -> Outcome:
+def retrieval_sigkill(
+    stack: Any, under_load: float = 3.0, while_down: Callable[[], None] | None = None
+) -> Outcome:
     """Retrieval SIGKILLed under chat load: chat answers 503 retrieval_unavailable at once (no
     hang), assessment answers degraded (rules-only, cached knowledge); after a restart both
     answer fully again and the same index version is served."""
@@ -228,7 +244,10 @@ def retrieval_sigkill(stack: Any, under_load: float = 3.0) -> Outcome:
         time.sleep(1.0)
         killed = time.monotonic()
         kill(stack, "retrieval")
-        time.sleep(under_load)
+        stack.procs["retrieval"].proc.wait(10)
+        if while_down is not None:  # the tests' own checks of degraded answers
+            while_down()
+        time.sleep(max(0.0, under_load - (time.monotonic() - killed)))
         down = load.window(killed + 0.5, time.monotonic())
         restart_seconds = respawn(stack, "retrieval")
         wait_until(lambda: _ok(f"{gateway(stack)}/readyz"), 60, "readiness after the restart")
@@ -333,10 +352,12 @@ def http_sigterm(stack: Any, name: str, load_seconds: float = 1.5) -> Outcome:
     drain = load.window(termed, exited - 0.3)
     gap = load.window(exited - 0.3, back)
     after = load.window(back)
-    ok = readyz == 503 and drain.failed() == 0 and after.failed() == 0 and proc.returncode == 0
+    # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is done: -15 is a clean exit
+    clean = proc.returncode in (0, -signal.SIGTERM)
+    ok = readyz == 503 and drain.failed() == 0 and after.failed() == 0 and clean
     return Outcome(
         f"SIGTERM {name} under load",
-        "/readyz 503 at once; served through the drain, in-flight requests finish; exit 0",
+        "/readyz 503 at once; served through the drain, in-flight requests finish; clean exit",
         f"readyz {readyz}; drain {exited - termed:.1f}s: {dict(drain.statuses)}; exit {proc.returncode}; "
         f"down until restart ({restart_seconds:.1f}s): {dict(gap.statuses)}; after: {dict(after.statuses)}",
         f"{drain.failed()} during the drain; {load.stats.describe()} overall",
@@ -462,7 +483,7 @@ def small_disk(path: Path, size_mb: int) -> Iterator[str]:
             subprocess.run(["umount", "-l", str(path)], capture_output=True, check=False)
 
 
-def disk_full(seed_chroma: Path, ng12_pdf: Path, work: Path, headroom_mb: int = 6) -> Outcome:
+def disk_full(seed_chroma: Path, ng12_pdf: Path, work: Path, headroom_mb: int = 2) -> Outcome:
     """An index build that runs out of disk: retrieval on a CHROMA_DIR with room for the index it
     serves plus `headroom_mb`; the worker's pipeline streams a forced rebuild. Expected: the build
     fails with a clear error, is marked failed and removed, the old version keeps serving
@@ -506,7 +527,11 @@ def disk_full(seed_chroma: Path, ng12_pdf: Path, work: Path, headroom_mb: int = 
             with grpc.insecure_channel(addr) as ch:
                 stub = pb_grpc.RetrievalStub(ch)
                 after = stub.GetActiveIndex(pb.GetActiveIndexRequest(), timeout=10).version
-                hits = len(stub.Search(pb.SearchRequest(query=CHAT_QUESTION, top_k=3), timeout=10).hits)
+                hits = len(
+                    stub.Search(
+                        pb.SearchRequest(query=CHAT_QUESTION, top_k=3, mode=pb.SEARCH_MODE_CHAT), timeout=10
+                    ).hits
+                )
                 listed = {
                     v.version: v.status
                     for v in stub.ListIndexVersions(pb.ListIndexVersionsRequest()).versions
@@ -591,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         redis_url=redis_url,
         ng12_pdf=pdf,
         var_dir=var,
-        extra_env={"retrieval": {"BUILD_IDLE_TIMEOUT_SECONDS": "5"}},
+        extra_env=CHAOS_ENV,
     )
     stack = launcher.Stack(cfg)
     outcomes: list[Outcome] = []
