@@ -518,6 +518,7 @@ def disk_full(seed_chroma: Path, ng12_pdf: Path, work: Path, headroom_mb: int = 
             with grpc.insecure_channel(addr) as ch:
                 stub = pb_grpc.RetrievalStub(ch)
                 before = stub.GetActiveIndex(pb.GetActiveIndexRequest(), timeout=10).version
+                existing = {v.version for v in stub.ListIndexVersions(pb.ListIndexVersionsRequest()).versions}
             try:
                 ingest_pdf(ng12_pdf, addr, kb_dir=work / "kb", force=True, timeout=120)
             except Exception as exc:  # noqa: BLE001 - the failure is the expected outcome
@@ -543,8 +544,15 @@ def disk_full(seed_chroma: Path, ng12_pdf: Path, work: Path, headroom_mb: int = 
             if (disk / "chroma" / "versions").is_dir()
             else []
         )
-    new = {v: s for v, s in listed.items() if v != before}
-    ok = bool(error) and alive and after == before and hits > 0 and all(s == "failed" for s in new.values())
+    new = {v: s for v, s in listed.items() if v not in existing}
+    ok = (
+        bool(error)
+        and alive
+        and after == before
+        and hits > 0
+        and bool(new)
+        and all(s == "failed" for s in new.values())
+    )
     return Outcome(
         f"disk full during an index build ({how}, {size_mb} MB)"
         if how == "tmpfs"
