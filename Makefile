@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install proto proto-check lint typecheck bench eval-dev eval-blind eval-blind-dev calibrate-tier3 calibrate-scope eval-retrieval ng12-pdf compose-check clean
+.PHONY: run test chaos install proto proto-check lint typecheck bench eval-dev eval-blind eval-blind-dev calibrate-tier3 calibrate-scope eval-retrieval ng12-pdf compose-check clean
 
 $(STAMP): constraints.txt requirements-dev.txt libs/ng12_common/pyproject.toml services/*/pyproject.toml
 	PYTHON=$(PYTHON) VENV=$(VENV) scripts/bootstrap.sh
@@ -20,6 +20,9 @@ test: $(STAMP) ## the whole test suite (needs Redis at 127.0.0.1:6379 and the NG
 	scripts/ensure_promtool.sh
 	npm ci --prefix tests/ui --no-audit --no-fund --loglevel=error  # axe-core for the accessibility scans
 	$(PY) -m pytest -q
+
+chaos: $(STAMP) ## the fault suite: each fault injected into a real stack under load, then a table (own Redis on a free port)
+	$(PY) deploy/chaos.py
 
 proto: $(STAMP) ## regenerate gRPC stubs into libs/ng12_common with the pinned grpcio-tools
 	PYTHON=$(PY) scripts/gen_proto.sh

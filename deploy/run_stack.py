@@ -10,7 +10,8 @@ answers 200. Ctrl-C (or SIGTERM) stops every process it started.
 Overrides (environment): PORT (gateway), ASSESSMENT_PORT, CHAT_PORT, RETRIEVAL_PORT,
 RETRIEVAL_METRICS_PORT, WORKER_METRICS_PORT, GATEWAY_METRICS_PORT, REDIS_URL, NG12_PDF, VAR_DIR
 (state: chroma, kb, logs, auth, the gateway database; default var/), LOG_LEVEL, ENVIRONMENT,
-READY_TIMEOUT (seconds). On first start the gateway creates the local accounts `clinician` and
+READY_TIMEOUT (seconds), OTEL_EXPORTER_OTLP_ENDPOINT (traces to an OTLP/gRPC collector).
+On first start the gateway creates the local accounts `clinician` and
 `admin` and writes their passwords once to VAR_DIR/auth/initial-passwords.txt.
 
 Also importable: tests start a stack on free ports with `Stack(StackConfig(...))`.
@@ -70,6 +71,7 @@ class StackConfig:
     environment: str = "development"
     log_level: str = "INFO"
     log_to_files: bool = False  # tests: one log file per service under var_dir/logs
+    otel_endpoint: str = ""  # OTEL_EXPORTER_OTLP_ENDPOINT of every service: traces off when empty
     extra_env: dict[str, dict[str, str]] = field(default_factory=dict)  # per-service extras
 
     @classmethod
@@ -89,6 +91,7 @@ class StackConfig:
             var_dir=Path(e.get("VAR_DIR", str(base.var_dir))).resolve(),
             environment=e.get("ENVIRONMENT", base.environment),
             log_level=e.get("LOG_LEVEL", base.log_level),
+            otel_endpoint=e.get("OTEL_EXPORTER_OTLP_ENDPOINT", base.otel_endpoint),
         )
 
 
@@ -113,6 +116,7 @@ def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
         "RETRIEVAL_SERVICE_TOKEN": cfg.retrieval_service_token,
         "GATEWAY_DATABASE_URL": f"sqlite:///{cfg.var_dir / 'gateway' / 'gateway.sqlite3'}",
         "FRONTEND_DIR": str(REPO / "frontend"),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": cfg.otel_endpoint,
     }
     port = {"gateway": cfg.gateway_port, "assessment": cfg.assessment_port, "chat": cfg.chat_port}.get(name)
     if port is not None:

@@ -33,6 +33,8 @@ COMMON_ENV: dict[str, str] = {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "ANONYMIZED_TELEMETRY": "False",
+    # OpenTelemetry traces over OTLP/gRPC (ng12_common.tracing): off while empty
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "",
 }
 
 SERVICES: tuple[ServiceSpec, ...] = (

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,14 @@ def wait_for(predicate, timeout: float, interval: float = 0.2, what: str = "cond
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}; last error: {last_exc!r}")
 
 
-def start_process(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+def start_process(
+    args: list[str], env: dict[str, str], log_path: Path, preexec: Callable[[], None] | None = None
+) -> subprocess.Popen[bytes]:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     fh = log_path.open("ab")
-    return subprocess.Popen([sys.executable, *args], env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO)
+    return subprocess.Popen(
+        [sys.executable, *args], env=env, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO, preexec_fn=preexec
+    )
 
 
 def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
@@ -79,7 +84,10 @@ class RetrievalProcess:
 
 
 def start_retrieval(
-    tmp: Path, port: int | None = None, extra_env: dict[str, str] | None = None
+    tmp: Path,
+    port: int | None = None,
+    extra_env: dict[str, str] | None = None,
+    preexec: Callable[[], None] | None = None,
 ) -> tuple[object, int, int, Path]:
     port = port or free_port()
     metrics_port = free_port()
@@ -94,7 +102,7 @@ def start_retrieval(
         **(extra_env or {}),
     }
     log_path = tmp / "retrieval.log"
-    proc = start_process(["-m", "retrieval"], env, log_path)
+    proc = start_process(["-m", "retrieval"], env, log_path, preexec)
 
     def _up() -> bool:
         if proc.poll() is not None:

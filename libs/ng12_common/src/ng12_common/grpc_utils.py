@@ -1,7 +1,8 @@
 """gRPC plumbing shared by the retrieval server and its clients.
 
 - `ServerObservabilityInterceptor` (grpc.aio): reads the request id from metadata into the
-  shared context variable, logs each call, and records request counts and latencies.
+  shared context variable (and onto the call's trace span), logs each call, and records request
+  counts and latencies.
 - `request_metadata()`: the metadata every client call carries (the request id).
 - `channel_options()`: keepalive plus a service config that spreads calls over every address
   of the target (round_robin) and retries idempotent reads on UNAVAILABLE, which a retry sends
@@ -23,6 +24,7 @@ from asgi_correlation_id.context import correlation_id
 
 from ng12_common.logs import REQUEST_ID_METADATA, get_logger
 from ng12_common.metrics import GRPC_SERVER_LATENCY, GRPC_SERVER_REQUESTS
+from ng12_common.tracing import link_request_id
 
 log = get_logger("ng12.grpc")
 
@@ -150,6 +152,11 @@ def channel_options(load_balancing: str = "round_robin") -> list[tuple[str, Any]
         ("grpc.service_config", json.dumps(service_config)),
         ("grpc.enable_retries", 1),
         ("grpc.keepalive_time_ms", 30_000),
+        # reconnect to a restarted retrieval within ~2 s (gRPC's default backoff grows to 120 s,
+        # which kept callers failing, or answering degraded, long after retrieval was back)
+        ("grpc.initial_reconnect_backoff_ms", 250),
+        ("grpc.min_reconnect_backoff_ms", 250),
+        ("grpc.max_reconnect_backoff_ms", 2_000),
         ("grpc.max_receive_message_length", 32 * 1024 * 1024),
         ("grpc.max_send_message_length", 32 * 1024 * 1024),
     ]
@@ -195,6 +202,7 @@ class ServerObservabilityInterceptor(grpc.aio.ServerInterceptor):
 
             async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
                 token = correlation_id.set(rid)
+                link_request_id(rid)
                 start = time.perf_counter()
                 try:
                     return await inner_uu(request, context)
@@ -214,6 +222,7 @@ class ServerObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 request_iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext
             ) -> Any:
                 token = correlation_id.set(rid)
+                link_request_id(rid)
                 start = time.perf_counter()
                 try:
                     return await inner_su(request_iterator, context)

@@ -9,6 +9,8 @@
 - draining on SIGTERM (`DrainOnSigterm`): /readyz answers 503 at once, the service keeps serving
   for `drain_seconds` so load balancers and Kubernetes take it out of rotation, then uvicorn's
   graceful shutdown stops accepting and finishes the requests in flight;
+- OpenTelemetry server spans when tracing is configured (ng12_common.tracing), the request id
+  set on each as `ng12.request_id`;
 - error handlers so that every failure is a JSON `ErrorResponse` with a message saying what
   to fix: 422 for invalid input (naming each field), 404/503 from retrieval errors, never a
   bare 500 for bad input.
@@ -45,6 +47,7 @@ from ng12_common.logs import REQUEST_ID_HEADER, get_logger
 from ng12_common.metrics import HTTP_IN_PROGRESS, http_instrumentation
 from ng12_common.models import ErrorDetail, ErrorResponse
 from ng12_common.retrieval_client import RetrievalError
+from ng12_common.tracing import configure_tracing, instrument_fastapi, link_request_id
 
 ReadinessCheck = Callable[[], Awaitable[str | None]]  # returns None when ready, else a problem
 
@@ -153,6 +156,7 @@ class AccessLogMiddleware:
         counted = scope.get("path", "") not in _UNCOUNTED
         if counted:
             self.in_progress.inc()
+            link_request_id(correlation_id.get())
 
         async def _send(message: Any) -> None:
             if message["type"] == "http.response.start":
@@ -258,6 +262,7 @@ def install_common(
     """`expose_metrics=False` (the gateway): no /metrics route on the app; `serve(metrics_port=...)`
     exposes the same registry on a private port instead. `drain_seconds`: how long /readyz
     answers 503 after SIGTERM before the server stops accepting (`DrainOnSigterm`)."""
+    configure_tracing(service)
     app.state.readiness_checks = {}
     drain = DrainState()
     app.state.drain = drain
@@ -274,6 +279,8 @@ def install_common(
     instrumentator.add(http_instrumentation(service)).instrument(app)
     if expose_metrics:
         instrumentator.expose(app, endpoint="/metrics", include_in_schema=False)
+
+    instrument_fastapi(app)
 
     app.add_exception_handler(RequestValidationError, _validation_handler)
     app.add_exception_handler(StarletteHTTPException, _http_handler)

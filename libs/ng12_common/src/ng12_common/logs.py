@@ -4,7 +4,8 @@ The request id lives in one context variable (asgi-correlation-id's `correlation
 set from the `X-Request-ID` header by HTTP middleware, from gRPC metadata by the retrieval
 server interceptor and from Celery task headers by the ingestion worker. Every log line,
 including those of uvicorn, celery and grpc's stdlib loggers, is one JSON object carrying
-`service` and `request_id`.
+`service` and `request_id`, and `trace_id` while an OpenTelemetry span is current (tracing on:
+ng12_common.tracing).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import structlog
 from asgi_correlation_id.context import correlation_id
+from opentelemetry import trace
 
 REQUEST_ID_HEADER = "X-Request-ID"
 REQUEST_ID_METADATA = "x-request-id"
@@ -28,6 +30,15 @@ def _add_request_id(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, An
     rid = correlation_id.get()
     if rid and "request_id" not in event_dict:
         event_dict["request_id"] = rid
+    return event_dict
+
+
+def _add_trace_id(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """The trace this line belongs to (32 hex digits), when a sampled span is current."""
+    ctx = trace.get_current_span().get_span_context()
+    if ctx.is_valid and "trace_id" not in event_dict:
+        event_dict["trace_id"] = format(ctx.trace_id, "032x")
+        event_dict.setdefault("span_id", format(ctx.span_id, "016x"))
     return event_dict
 
 
@@ -45,6 +56,7 @@ def configure_logging(service: str, level: str = "INFO") -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _add_service,
         _add_request_id,
+        _add_trace_id,
     ]
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],

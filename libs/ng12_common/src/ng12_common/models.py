@@ -214,6 +214,14 @@ class AssessmentResponse(BaseModel):
     assessment: Assessment
     citations: list[Citation]
     guideline: GuidelineRef
+    degraded: bool = Field(
+        default=False,
+        description="True when retrieval was unavailable: the criteria engine answered rules-only from "
+        "the guideline knowledge it had cached (canonical recommendations and criteria of "
+        "`guideline.index_version`); citations are the matched and safety-netting recommendations "
+        "only (no searched passages) and free text that needs semantic reading stays unread.",
+    )
+    degraded_reason: str | None = None
 
 
 # --- chat ------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -41,20 +42,36 @@ def create_app(
         app.state.patient_store = patients
         client = genai_client if genai_client is not None else make_client(settings)
         llm = GeminiSteps(client, settings.gemini_model, settings.llm_timeout_seconds) if client else None
-        app.state.runner = AssessmentRunner(patients, retrieval, llm)
+        runner = AssessmentRunner(patients, retrieval, llm)
+        app.state.runner = runner
 
         async def retrieval_ready() -> str | None:
-            ok = await retrieval.serving()
-            return None if ok else f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
+            # with guideline knowledge cached this process still answers (degraded, rules-only),
+            # so it stays in rotation while retrieval is away
+            if await retrieval.serving() or runner.knowledge.current is not None:
+                return None
+            return f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
+
+        async def warm_knowledge() -> None:
+            """Load the guideline knowledge at start (not at the first assessment), so that a
+            retrieval outage later can be answered in degraded mode; retried until it loads."""
+            while runner.knowledge.current is None:
+                try:
+                    await runner.knowledge.get()
+                except Exception as exc:  # noqa: BLE001 - retrieval may still be starting
+                    log.info("knowledge_not_loaded_yet", error=str(exc)[:200])
+                    await asyncio.sleep(2.0)
 
         async def store_ready() -> str | None:
             return None if patients.list() else "the patient store holds no patients"
 
         app.state.readiness_checks.update({"retrieval": retrieval_ready, "patient_store": store_ready})
         log.info("heap_frozen", objects=freeze_startup_heap())
+        warming = asyncio.create_task(warm_knowledge())
         try:
             yield
         finally:
+            warming.cancel()
             await retrieval.close()
 
     app = FastAPI(

@@ -15,6 +15,11 @@
   function of this step, not a graph node of its own: a LangGraph step costs ~0.6 ms of CPU per
   request (measured), more than reading the record does.
 - handle_error: every failure becomes a typed error (404, 503), never an unhandled 500.
+
+Degraded mode: when retrieval is unavailable (down, or past its deadline) and this process has
+the knowledge of an index version cached (loaded at start-up or by an earlier assessment), the
+engine still answers, rules-only from that knowledge: no searched passages, no semantic tier,
+`degraded: true` with the reason. Without cached knowledge it is a 503 as before.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from assessment.engine import EngineOutcome, assess
 from assessment.errors import AssessmentUnavailable, PatientNotFound
 from assessment.knowledge import GuidelineKnowledge, KnowledgeCache, KnowledgeUnavailable
 from assessment.llm import GeminiSteps, LlmFailed
-from assessment.metrics import LLM_CALLS
+from assessment.metrics import DEGRADED, LLM_CALLS
 from assessment.narrative import llm_payload, rules_reasoning
 from assessment.patients import PatientStore
 from assessment.profile import search_profile, symptom_query
@@ -48,7 +53,7 @@ from ng12_common.models import (
     ReviewItem,
 )
 from ng12_common.reading.record import RecordReading, apply_semantic, read_record
-from ng12_common.retrieval_client import RetrievalClient, RetrievalError
+from ng12_common.retrieval_client import RetrievalClient, RetrievalError, RetrievalUnavailable
 from ng12_common.served_recommendations import ServedRecommendation
 from ng12_common.workflow import routed
 
@@ -69,6 +74,7 @@ class AssessmentState(TypedDict, total=False):
     guideline: GuidelineRef
     knowledge: GuidelineKnowledge
     assessment: Assessment
+    degraded_reason: str | None
     error: Exception | None
 
 
@@ -153,15 +159,35 @@ async def retrieve_guidelines(state: AssessmentState, deps: AssessmentDeps) -> d
             citations, version = [], active.version
             guideline = guideline_ref(active.guideline, active.version)
         known = await deps.knowledge.get(version)
+    except RetrievalUnavailable as exc:
+        cached = deps.knowledge.current
+        if cached is None:
+            return {"error": _unavailable(exc)}
+        DEGRADED.inc()
+        reason = (
+            f"The retrieval service was unavailable ({exc.grpc_code.name if exc.grpc_code else 'error'}): "
+            f"rules-only assessment from the cached NG12 knowledge of index {cached.index_version}; "
+            "supporting passages were not searched and free text that needs semantic reading was not read."
+        )
+        log.warning("assessment_degraded", index_version=cached.index_version, error=exc.message)
+        return {
+            "citations": [],
+            "guideline": cached.guideline,
+            "knowledge": cached,
+            "degraded_reason": reason,
+        }
     except (RetrievalError, KnowledgeUnavailable) as exc:
         return {"error": _unavailable(exc)}
     return {"citations": citations, "guideline": guideline, "knowledge": known}
 
 
-async def read_patient(patient: Patient | PatientRecord, known: GuidelineKnowledge) -> RecordReading:
-    """The record read clause by clause: tiers 1-2 locally, tier 3 through retrieval's Embed."""
+async def read_patient(
+    patient: Patient | PatientRecord, known: GuidelineKnowledge, semantic: bool = True
+) -> RecordReading:
+    """The record read clause by clause: tiers 1-2 locally, tier 3 through retrieval's Embed
+    (not when `semantic` is off: degraded mode, retrieval unavailable)."""
     reading = read_record(patient, known.lexicon)
-    if reading.pending and known.semantic is not None:
+    if semantic and reading.pending and known.semantic is not None:
         try:
             decisions = await known.semantic.decide([p.clause for p in reading.pending])
         except (RetrievalError, ValueError) as exc:  # the clauses stay unread: the answer says incomplete
@@ -175,7 +201,7 @@ async def assess_risk(state: AssessmentState, deps: AssessmentDeps) -> dict[str,
     """The deterministic engine decides; an LLM, when configured, only writes `reasoning`."""
     record = state["patient"]
     known = state["knowledge"]
-    reading = await read_patient(record, known)
+    reading = await read_patient(record, known, semantic=not state.get("degraded_reason"))
     try:
         outcome = assess(record, known, reading=reading)
     except Exception as exc:  # a defect must still answer with a typed error
@@ -282,4 +308,6 @@ class AssessmentRunner:
             assessment=final["assessment"],
             citations=final["citations"],
             guideline=final["guideline"],
+            degraded=bool(final.get("degraded_reason")),
+            degraded_reason=final.get("degraded_reason"),
         )

@@ -9,6 +9,9 @@ error, output that does not fit the schema, a tool call for another patient: rul
 `ng12_assessment_assessments_total{top_action, complete}`: assessments answered, by their top
 action (NG12's action categories, `no_criteria_met`, `incomplete`) and whether the record was
 fully understood: the top-action mix the dashboard shows and the incomplete-rate alert reads.
+
+`ng12_assessment_degraded_total`: assessments answered rules-only from cached knowledge because
+retrieval was unavailable (`degraded: true`).
 """
 
 from __future__ import annotations
@@ -24,4 +27,8 @@ ASSESSMENTS = Counter(
     "ng12_assessment_assessments_total",
     "Assessments answered, by top action and whether the record was fully understood.",
     ["top_action", "complete"],
+)
+DEGRADED = Counter(
+    "ng12_assessment_degraded_total",
+    "Assessments answered rules-only from cached guideline knowledge while retrieval was unavailable.",
 )

@@ -61,10 +61,13 @@ from ng12_common.models import (
     Grounding,
     GuidelineRef,
 )
-from ng12_common.retrieval_client import RetrievalClient, RetrievalError
+from ng12_common.retrieval_client import RetrievalClient, RetrievalError, RetrievalUnavailable
 from ng12_common.workflow import routed
 
 log = get_logger("chat.graph")
+#: The 503 `retrieval_unavailable` answer when retrieval is down or past its deadline: chat answers
+#: only from guideline text it has just found, so without a search it answers nothing.
+SEARCH_UNAVAILABLE = "Chat cannot search the NG12 guideline right now, so it cannot answer. "
 SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k recommendations
 #: A process question's recommendations (1.14-1.16) come first when the best of them scores within
 #: PROCESS_GAP of the best hit for the message as typed: each within PROCESS_MARGIN of the best of
@@ -716,6 +719,8 @@ class ChatRunner:
     async def run(self, request: ChatRequest) -> ChatResponse:
         final: dict[str, Any] = await self._graph.ainvoke({"request": request, "asked_at": now_rfc3339()})
         error = final.get("error")
+        if isinstance(error, RetrievalUnavailable):  # down or past its deadline: say what it means
+            raise RetrievalUnavailable(SEARCH_UNAVAILABLE + error.message, error.grpc_code)
         if error is not None:
             raise error
         return ChatResponse(

@@ -11,7 +11,8 @@ lost) is redelivered by the broker once its visibility timeout passes: the time 
 margin, so a job still running is never handed to a second worker.
 
 The request id travels in the task headers (`request_id`) and is bound to every log line while
-the task runs.
+the task runs; with tracing on, the trace context travels in the headers too (the Celery
+instrumentation) and `ingest_pdf` puts the request id on the task's span.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ retry) whose message names the limit and the setting that raises it.
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import resource
 import signal
@@ -71,6 +72,13 @@ def _child(pdf_path: str, out_path: str, limits: ParseLimits, conn: Connection) 
         conn.send(("kb", str(exc)))
     except MemoryError:
         conn.send(("limit", _memory_message(limits)))
+    except (ImportError, OSError) as exc:
+        # under RLIMIT_AS, loading an extension module fails to mmap ("failed to map segment from
+        # shared object", ENOMEM) rather than raising MemoryError
+        out_of_memory = "failed to map segment" in str(exc) or getattr(exc, "errno", None) == errno.ENOMEM
+        conn.send(
+            ("limit", _memory_message(limits)) if out_of_memory else ("error", f"{type(exc).__name__}: {exc}")
+        )
     except Exception as exc:  # noqa: BLE001 - reported to the worker, which fails the job with it
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:

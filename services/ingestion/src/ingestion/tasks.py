@@ -25,7 +25,8 @@ from ingestion.kb.errors import KnowledgeBaseError
 from ingestion.liveness import beating_until
 from ingestion.parse_guard import limits_from_settings
 from ingestion.pipeline import ingest_pdf as run_pipeline
-from ng12_common.logs import get_logger
+from ng12_common.logs import current_request_id, get_logger
+from ng12_common.tracing import link_request_id
 
 log = get_logger("ingestion.tasks")
 
@@ -96,6 +97,7 @@ def ingest_pdf(
 ) -> dict[str, Any]:
     path = Path(pdf_path) if pdf_path else settings.ng12_pdf
     task_id = self.request.id  # progress is also reported from gRPC's request-streaming thread
+    link_request_id(current_request_id())  # on the Celery instrumentation's task span
     attempt = count_attempt(task_id)
     if attempt > max_attempts():
         INGESTIONS.labels(outcome="failed").inc()

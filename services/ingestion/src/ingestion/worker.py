@@ -22,6 +22,7 @@ from ingestion.index_upload import has_active_index
 from ingestion.liveness import HeartbeatStep
 from ng12_common.jobs import BOOTSTRAP_LOCK
 from ng12_common.logs import configure_logging, get_logger
+from ng12_common.tracing import configure_tracing, shutdown_tracing
 
 log = get_logger("ingestion.worker")
 app.steps["worker"].add(HeartbeatStep)
@@ -68,6 +69,7 @@ def _on_ready(**_: Any) -> None:
 
 def run_worker() -> None:
     configure_logging("ingestion-worker", settings.log_level)
+    configure_tracing("ingestion-worker")  # solo pool: task spans are made in this process
     if settings.metrics_port:
         start_http_server(
             settings.metrics_port, addr="0.0.0.0" if settings.environment == "production" else "127.0.0.1"
@@ -89,6 +91,7 @@ def run_worker() -> None:
             settings.ingestion_queue,
         ]
     )
+    shutdown_tracing()
 
 
 if __name__ == "__main__":
