@@ -117,3 +117,22 @@ def other_finding(clause: str) -> str | None:
         if stems.strip() and stems in text:
             return term
     return None
+
+
+@lru_cache(maxsize=1)
+def _describing_words() -> tuple[frozenset[str], frozenset[str]]:
+    data = _data("clinical_words.yaml")
+    assert isinstance(data, dict)
+    return frozenset(str(w) for w in data["descriptive"]), frozenset(str(w) for w in data["surfaces"])
+
+
+def describes_only(clause: str, surfaces: bool = False) -> bool:
+    """True when every word of the clause only describes a finding (site and side, size, shape,
+    surface, consistency, fixity: ``descriptive`` in data/clinical_words.yaml; with ``surfaces``,
+    also the body surfaces a distributed finding is on). Numbers count as sizes."""
+    words = _words(clause.replace("non ", "non"))
+    if not words:
+        return False
+    desc, surf = _describing_words()
+    allowed = desc | surf if surfaces else desc
+    return all(w.isdigit() or w in allowed for w in words)

@@ -39,7 +39,13 @@ from ng12_common.lexicon_match import (
     read_phrase,
 )
 from ng12_common.models import FindingRead, FindingStatus, RecordField
-from ng12_common.reading.clauses import is_clinical, lexicon_stems, other_finding, split_sentences
+from ng12_common.reading.clauses import (
+    describes_only,
+    is_clinical,
+    lexicon_stems,
+    other_finding,
+    split_sentences,
+)
 from ng12_common.reading.compose import compose_entry, site_concepts
 from ng12_common.reading.context import ContextRules, default_rules
 from ng12_common.reading.explanations import apply_explanations
@@ -76,6 +82,8 @@ class RecordReading:
     explanations: list[str] = field(default_factory=list)
     unread_tests: list[str] = field(default_factory=list)
     clinical_words: frozenset[str] = frozenset()  # stems of the lexicon's content words
+    test_texts: list[str] = field(default_factory=list)  # "key: value" of every test result
+    explained_review: list[str] = field(default_factory=list)  # explanations a clinician must confirm
 
     @property
     def unread(self) -> list[str]:
@@ -178,7 +186,10 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
             if fld != "history":
                 _read_entry_compositions(reading, fld, str(entry), first, kinds, labels)
                 _site_bleeding(reading, first)
+                _node_regions(reading, fld, str(entry), first, kinds, labels)
+                _describing_clauses(reading, first)
     for key, value in (r.get("test_results") or {}).items():
+        reading.test_texts.append(f"{key}: {value}")
         _read_test(reading, str(key), value, sex, age, lexicon)
     return reading
 
@@ -212,6 +223,88 @@ def _read_entry_compositions(
                 described.add(i)
         reading.pending = [p for p in reading.pending if p.index not in described]
         reading.findings.append(_match_read(fld, entry, entry, match, labels))
+
+
+# Lymph node regions (general anatomy: Gray's Anatomy; Oxford Handbook of Clinical Medicine,
+# "Lymphadenopathy": nodes enlarged in two or more non-contiguous regions are generalised
+# lymphadenopathy; patient.info Lymphadenopathy). The neck, the armpits and the groins are the
+# regions a GP examines; bilateral nodes of one region are not generalised.
+_NODE_REGIONS: dict[str, tuple[str, ...]] = {
+    "neck": ("neck", "cervical", "supraclavicular", "submandibular", "occipital", "jaw"),
+    "axilla": ("armpit", "armpits", "axilla", "axillae", "axillary", "underarm"),
+    "groin": ("groin", "groins", "inguinal", "femoral"),
+}
+_NODE_WORDS = re.compile(r"\b(nodes?|glands?|lumps?|lymph\w*|lns?|lnx|lymphadenopathy|swellings?)\b")
+_CLAUSE_CUT = re.compile(r"\s*(?:,|;|\band\b|\bor\b)\s*")
+_NEGATING_START = re.compile(r"^(no|nil|not|without|neither|nor|none)\b")
+_REGION_ONLY = re.compile(
+    r"^(?:(?:both|bilateral|bilaterally|left|right|l|r|and|in|the|his|her|of|regions?|areas?|sides?|"
+    r"nodes?|glands?|lumps?|for|\d+|wks?|weeks?|days?|months?|too|also|"
+    + "|".join(w for words in _NODE_REGIONS.values() for w in words)
+    + r")\s*)+$"
+)
+
+
+def _node_regions(
+    reading: RecordReading,
+    fld: RecordField,
+    entry: str,
+    first: int,
+    kinds: Mapping[str, str],
+    labels: Mapping[str, str],
+) -> None:
+    """Enlarged nodes or lumps named in two or more of the neck, armpits and groins in one entry
+    ("lumps in neck, armpits and groin"; "bilateral cervical, axillary and inguinal nodes") are
+    generalised lymphadenopathy; the clauses that only name a further region are part of it."""
+    concept = "generalised_lymphadenopathy"
+    if concept not in kinds:
+        return
+    norm = normalise_phrase(entry, keep_stop_words=True)
+    if not _NODE_WORDS.search(norm):
+        return
+    regions: set[str] = set()
+    for clause in _CLAUSE_CUT.split(norm):
+        if not clause or _NEGATING_START.match(clause):
+            continue
+        words = set(clause.split())
+        regions |= {r for r, names in _NODE_REGIONS.items() if words & set(names)}
+    if len(regions) < 2:
+        return
+    match = ConceptMatch(concept=concept, kind=kinds[concept], matched_text=entry, tier="curated")
+    add_match(reading.facts, match, entry)
+    described = set()
+    for i in range(first, len(reading.findings)):
+        item = reading.findings[i]
+        if item.status == "unread" and _REGION_ONLY.match(item.clause):
+            item.status, item.evidence = "context", f"a node region of {labels.get(concept, concept)}"
+            described.add(i)
+    reading.pending = [p for p in reading.pending if p.index not in described]
+    reading.findings.append(_match_read(fld, entry, entry, match, labels))
+
+
+# Findings spread over the body surface: a clause naming a further surface says where they are.
+_DISTRIBUTED = frozenset({"bruising", "petechiae", "pruritus", "rash", "bleeding"})
+
+
+def _describing_clauses(reading: RecordReading, first: int) -> None:
+    """In an entry where a finding was read, a clause made only of the words that describe a
+    finding (site and side, size, shape, surface, edge, colour, consistency, fixity, tenderness:
+    Macleod's Clinical Examination, describing a lump or lesion) describes that finding: "lump R
+    thigh, 6 cm, firm, fixed", "bruises on arms and legs, tummy". It names no other finding. A
+    clause holding any finding word (a lexicon word, "ulcer", "bleeding") is not described away."""
+    entry_reads = reading.findings[first:]
+    read = [f for f in entry_reads if f.concept is not None or f.status == "not_ng12"]
+    if not read:
+        return
+    surfaces = any(f.concept in _DISTRIBUTED or f.status == "not_ng12" for f in read)
+    described = set()
+    for i in range(first, len(reading.findings)):
+        item = reading.findings[i]
+        if item.status == "unread" and describes_only(item.clause, surfaces):
+            item.status = "context"
+            item.evidence = f"describes {read[0].label or read[0].evidence or 'the finding'} in this entry"
+            described.add(i)
+    reading.pending = [p for p in reading.pending if p.index not in described]
 
 
 _BARE_BLEEDING = frozenset({"bleeding", "bleed", "bleeds", "bled", "blood"})
