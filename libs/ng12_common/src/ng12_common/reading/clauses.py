@@ -109,14 +109,30 @@ def _other_findings() -> tuple[tuple[str, str], ...]:
     return tuple((_stem_text(term), term) for term in other_finding_terms())
 
 
+@lru_cache(maxsize=1)
+def infection_terms() -> frozenset[str]:
+    """The terms of data/other_findings.yaml groups marked ``infection: true``."""
+    data = _data("other_findings.yaml")
+    assert isinstance(data, list)
+    return frozenset(str(t) for group in data if group.get("infection") for t in group["terms"])
+
+
 def other_finding(clause: str) -> str | None:
     """The common non-NG12 finding a clause names ("sore throat"), or None. Compared by word
-    stems, whole words only ("shaky hands" and "shaking hands"; "smelly urine")."""
+    stems, whole words only ("shaky hands" and "shaking hands"; "smelly urine"); the longest term
+    named wins ("migraine with aura" over "aura")."""
     text = _stem_text(clause)
+    best: str | None = None
+    best_len = 0
     for stems, term in _other_findings():
-        if stems.strip() and stems in text:
-            return term
-    return None
+        if stems.strip() and stems in text and len(stems) > best_len:
+            best, best_len = term, len(stems)
+    return best
+
+
+def words_outside(clause: str, term: str) -> set[str]:
+    """The word stems of the clause that are not words of the term (fillers dropped)."""
+    return set(_stem_text(clause).split()) - set(_stem_text(term).split())
 
 
 @lru_cache(maxsize=1)

@@ -36,7 +36,7 @@ _PERSISTS = re.compile(
     r"comes and goes|keeps coming back)\b"
 )
 _RECURRENT = re.compile(
-    r"\b(recurrent|recurring|repeated|repeat|persistent|frequent|several|multiple|\d+(st|nd|rd|th)|second|third|another)\b"
+    r"\b(recurrent|recurring|repeated|persistent|frequent|several|multiple|\d+(st|nd|rd|th)|second|third|another)\b"
 )
 
 
@@ -178,6 +178,11 @@ def apply_explanations(reading: RecordReading) -> list[str]:
                 dict.fromkeys(_norm(f.entry) for f in reading.findings if f.concept == concept and f.entry)
             ) or _norm(fact.text or "")
             if persists or _PERSISTS.search(own):
+                if rule.acute_infection == "urinary_tract_infection" and concept == "haematuria":
+                    # NG12 1.6.4/1.6.6: "visible haematuria that persists or recurs after
+                    # successful treatment of urinary tract infection"
+                    facts.history.add("uti_successfully_treated")
+                    fact.modifiers = {*fact.modifiers, "persistent"}
                 notes.append(
                     f"{concept.replace('_', ' ')} is NOT taken as explained by {rule.diagnosis}: "
                     "the record says it "

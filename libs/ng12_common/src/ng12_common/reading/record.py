@@ -41,10 +41,12 @@ from ng12_common.lexicon_match import (
 from ng12_common.models import FindingRead, FindingStatus, RecordField
 from ng12_common.reading.clauses import (
     describes_only,
+    infection_terms,
     is_clinical,
     lexicon_stems,
     other_finding,
     split_sentences,
+    words_outside,
 )
 from ng12_common.reading.compose import compose_entry, site_concepts
 from ng12_common.reading.context import ContextRules, default_rules
@@ -389,6 +391,8 @@ def _read_leftover(
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status=shown))
         return
     other = other_finding(clause)
+    if other is not None and _other_hides(reading, entry, clause, other):
+        other = None
     if other is not None:
         reading.findings.append(
             FindingRead(
@@ -408,6 +412,26 @@ def _read_leftover(
     )
 
 
+_NEGATIVE_VALUE = re.compile(
+    r"^(no|none|nil|negative|neg|-ve|absent|not seen|not present|not detected|false|n)\.?$", re.I
+)
+
+
+def _other_hides(reading: RecordReading, entry: str, clause: str, other: str) -> bool:
+    """Safety: a finding NG12 does not use is never read where it could hide an NG12 finding. True
+    when the rest of the clause holds an NG12 finding word (a content word of the lexicon), or when
+    the term is an infection the entry calls persistent or recurrent (NG12 1.10.1)."""
+    if words_outside(clause, other) & reading.clinical_words:
+        return True
+    return other in infection_terms() and bool(_RECURRING.search(normalise_phrase(entry, keep_stop_words=True)))
+
+
+_RECURRING = re.compile(
+    r"\b(recurrent|recurring|repeated|persistent|persisting|keeps? coming back|again|another|"
+    r"\d+(st|nd|rd|th)|second|third|several|multiple|frequent)\b"
+)
+
+
 def _read_test(
     reading: RecordReading,
     key: str,
@@ -425,6 +449,10 @@ def _read_test(
     # Not a known analyte: the key and value may still name a finding ("dermoscopy": "suggests melanoma").
     phrase = read_phrase(f"{key.replace('_', ' ')} {value}", lexicon)
     found = [m for m in phrase.matches if m.kind != "test"]
+    if isinstance(value, (str, bool)) and _NEGATIVE_VALUE.match(str(value).strip()):
+        # a finding named by the key and answered no ("visible haematuria": "no") is absent
+        for m in found:
+            m.negated, m.context = True, "negated"  # type: ignore[assignment]
     if not found and isinstance(value, str):
         found = [m for m in read_phrase(f"results {value}", lexicon).matches if m.kind != "test"]
     if not found:
