@@ -152,3 +152,9 @@ def describes_only(clause: str, surfaces: bool = False) -> bool:
     desc, surf = _describing_words()
     allowed = desc | surf if surfaces else desc
     return all(w.isdigit() or w in allowed for w in words)
+
+
+@lru_cache(maxsize=1)
+def other_finding_stems() -> frozenset[str]:
+    """The word stems of every term of data/other_findings.yaml."""
+    return frozenset(w for term in other_finding_terms() for w in _stem_text(term).split())

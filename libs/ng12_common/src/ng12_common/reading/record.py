@@ -45,7 +45,9 @@ from ng12_common.reading.clauses import (
     is_clinical,
     lexicon_stems,
     other_finding,
+    other_finding_stems,
     split_sentences,
+    stems,
     words_outside,
 )
 from ng12_common.reading.compose import compose_entry, site_concepts
@@ -489,6 +491,13 @@ def apply_semantic(
         item = reading.findings[pending.index]
         item.score = round(score, 3)
         if concept is None:
+            # safety: nearest to a finding NG12 does not use, but the clause holds a word only NG12
+            # findings use ("lump", "shin"; not "pain", which "knee pain" also has): it stays unread
+            # rather than hide that finding
+            words = set(stems(re.findall(r"[a-z0-9]+", pending.clause.lower())))
+            if words & (reading.clinical_words - other_finding_stems()):
+                item.score = None
+                continue
             item.status, item.tier = "not_ng12", "semantic"
             continue
         modifiers, qualifiers = clause_cues(pending.clause)
