@@ -480,8 +480,8 @@ def test_nodes_in_several_regions_are_generalised(knowledge: GuidelineKnowledge)
 
 @pytest.mark.parametrize(
     "text",
-    ["white plaques on palate, wipe off - oral candidiasis", "zigzag lines in vision then headache",
-     "+ve Phalen's and Tinel's R wrist", "heart racing", "known fibroids", "worried about cancer"],
+    ["oral thrush - white plaques that wipe off", "zigzag lines in vision then headache",
+     "+ve Phalen's and Tinel's R wrist", "heart racing", "fibroids", "worried about cancer"],
 )
 def test_findings_ng12_does_not_use_are_read(knowledge: GuidelineKnowledge, text: str) -> None:
     outcome = assess(_record(age=40, gender="Female", symptoms=[text]), knowledge)
@@ -493,7 +493,7 @@ def test_a_finding_ng12_does_not_use_never_hides_an_ng12_finding(knowledge: Guid
     # a not-NG12 term with an NG12 finding word elsewhere in the clause: never read as not_ng12
     hidden = assess(_record(age=55, symptoms=["heart racing with a strange lump"]), knowledge)
     assert not any(f.status == "not_ng12" and "lump" in f.clause for f in hidden.findings)
-    assert hidden.top_action != "no_criteria_met"
+    assert any(f.concept == "lump" and f.status == "finding" for f in hidden.findings)
     # an NG12 finding in the same entry is still read
     both = assess(_record(age=55, symptoms=["heart racing, coughing up blood"]), knowledge)
     assert "1.1.1" in both.matched_ids

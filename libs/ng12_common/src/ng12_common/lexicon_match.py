@@ -183,6 +183,7 @@ def normalise_phrase(text: str, keep_stop_words: bool = False) -> str:
     t = unicodedata.normalize("NFKD", t)
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
     t = t.replace("\u2019", "'").replace("'s ", " ").replace("'", "")
+    t = re.sub(r"\?(?=\s*[a-z])", " query ", t)  # "?mesothelioma" in a report: the query it raises
     t = re.sub(r"[^a-z0-9.,;]+", " ", t)
     t = _SUGGEST.sub("suggest", t)  # "X suggests Y" and "results suggest Y" say the same
     t = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", t)  # keep decimal points only

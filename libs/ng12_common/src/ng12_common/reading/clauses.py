@@ -158,3 +158,11 @@ def describes_only(clause: str, surfaces: bool = False) -> bool:
 def other_finding_stems() -> frozenset[str]:
     """The word stems of every term of data/other_findings.yaml."""
     return frozenset(w for term in other_finding_terms() for w in _stem_text(term).split())
+
+
+@lru_cache(maxsize=1)
+def site_stems() -> frozenset[str]:
+    """Stems of the body-site words of data/clinical_words.yaml (``sites``)."""
+    data = _data("clinical_words.yaml")
+    assert isinstance(data, dict)
+    return frozenset(stems([str(w) for w in data["sites"]]))

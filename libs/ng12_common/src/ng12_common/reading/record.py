@@ -46,6 +46,7 @@ from ng12_common.reading.clauses import (
     lexicon_stems,
     other_finding,
     other_finding_stems,
+    site_stems,
     split_sentences,
     stems,
     words_outside,
@@ -239,7 +240,7 @@ _NODE_REGIONS: dict[str, tuple[str, ...]] = {
     "groin": ("groin", "groins", "inguinal", "femoral"),
 }
 _NODE_WORDS = re.compile(r"\b(nodes?|glands?|lumps?|lymph\w*|lns?|lnx|lymphadenopathy|swellings?)\b")
-_CLAUSE_CUT = re.compile(r"\s*(?:,|;|\band\b|\bor\b)\s*")
+_CLAUSE_CUT = re.compile(r"\s*(?:,|;|\band\b)\s*")
 _NEGATING_START = re.compile(r"^(no|nil|not|without|neither|nor|none)\b")
 _REGION_ONLY = re.compile(
     r"^(?:(?:both|bilateral|bilaterally|left|right|l|r|and|in|the|his|her|of|regions?|areas?|sides?|"
@@ -423,7 +424,7 @@ def _other_hides(reading: RecordReading, entry: str, clause: str, other: str) ->
     """Safety: a finding NG12 does not use is never read where it could hide an NG12 finding. True
     when the rest of the clause holds an NG12 finding word (a content word of the lexicon), or when
     the term is an infection the entry calls persistent or recurrent (NG12 1.10.1)."""
-    if words_outside(clause, other) & reading.clinical_words:
+    if words_outside(clause, other) & (reading.clinical_words - site_stems()):
         return True
     return other in infection_terms() and bool(_RECURRING.search(normalise_phrase(entry, keep_stop_words=True)))
 
