@@ -507,3 +507,20 @@ def test_clauses_that_describe_the_finding(knowledge: GuidelineKnowledge) -> Non
     assert outcome.complete, outcome.unrecognised
     lump = assess(_record(age=40, exam_findings=["lump in breast, armpit"]), knowledge)
     assert not any(f.clause == "armpit" and f.status == "context" for f in lump.findings)
+
+
+def test_no_remembered_injury_and_a_repeat_test(knowledge: GuidelineKnowledge) -> None:
+    bruises = assess(
+        _record(age=30, symptoms=["bruises on arms and legs 2 wks, doesn't remember knocking them"]), knowledge
+    )
+    assert bruises.complete and "1.10.1" in bruises.matched_ids
+    repeat = assess(
+        _record(
+            age=50,
+            gender="Female",
+            symptoms=["still seeing pink urine on and off"],
+            history=["E. coli UTI 4/52 ago treated with nitrofurantoin; repeat MSU 2/52 ago no growth"],
+        ),
+        knowledge,
+    )
+    assert {"1.6.4", "1.6.6"} <= set(repeat.matched_ids) and "1.10.1" not in repeat.matched_ids
