@@ -402,7 +402,9 @@ def test_pain_in_a_bone_and_an_injury_that_explains_it(knowledge: GuidelineKnowl
     assert tackle.top_action == "no_criteria_met" and tackle.complete
 
 
-def test_haemoptysis_with_a_diagnosed_pneumonia_is_explained_and_reviewed(knowledge: GuidelineKnowledge) -> None:
+def test_haemoptysis_with_a_diagnosed_pneumonia_is_explained_and_reviewed(
+    knowledge: GuidelineKnowledge,
+) -> None:
     """NG12 1.1.1 says unexplained haemoptysis; a pneumonia on the chest X-ray explains it (a
     decision recorded in docs/assessment.md), and the GP is asked to confirm it."""
     pneumonia = assess(
@@ -426,20 +428,26 @@ def test_haemoptysis_with_a_diagnosed_pneumonia_is_explained_and_reviewed(knowle
         knowledge,
     )
     assert "1.1.1" in persists.matched_ids
-    queried = assess(
-        _record(age=52, symptoms=["coughing up blood"], history=["?chest infection"]), knowledge
-    )
+    queried = assess(_record(age=52, symptoms=["coughing up blood"], history=["?chest infection"]), knowledge)
     assert "1.1.1" in queried.matched_ids  # a queried diagnosis explains nothing
 
 
 def test_an_old_cause_does_not_explain_a_finding_now(knowledge: GuidelineKnowledge) -> None:
     old = assess(
-        _record(age=13, symptoms=["aching shin bone 5/52, waking her at night"], history=["fell off bike 18 months ago"]),
+        _record(
+            age=13,
+            symptoms=["aching shin bone 5/52, waking her at night"],
+            history=["fell off bike 18 months ago"],
+        ),
         knowledge,
     )
     assert "1.11.3" in old.matched_ids
     recent = assess(
-        _record(age=13, symptoms=["aching shin bone 5/52, waking her at night"], history=["fell off bike 5 weeks ago"]),
+        _record(
+            age=13,
+            symptoms=["aching shin bone 5/52, waking her at night"],
+            history=["fell off bike 5 weeks ago"],
+        ),
         knowledge,
     )
     assert "1.11.3" not in recent.matched_ids
@@ -467,12 +475,18 @@ def test_nodes_in_several_regions_are_generalised(knowledge: GuidelineKnowledge)
     assert "generalised_lymphadenopathy" in outcome.facts.symptoms and outcome.complete
     assert "1.10.1" in outcome.matched_ids
     exam = assess(
-        _record(age=30, symptoms=["tired"], exam_findings=["bilateral cervical, axillary and inguinal nodes 2 cm"]),
+        _record(
+            age=30, symptoms=["tired"], exam_findings=["bilateral cervical, axillary and inguinal nodes 2 cm"]
+        ),
         knowledge,
     )
     assert "generalised_lymphadenopathy" in exam.facts.symptoms
     one_region = assess(
-        _record(age=30, symptoms=["tired"], exam_findings=["tender cervical nodes bilaterally, no axillary or inguinal nodes"]),
+        _record(
+            age=30,
+            symptoms=["tired"],
+            exam_findings=["tender cervical nodes bilaterally, no axillary or inguinal nodes"],
+        ),
         knowledge,
     )
     assert "generalised_lymphadenopathy" not in one_region.facts.symptoms
@@ -480,8 +494,14 @@ def test_nodes_in_several_regions_are_generalised(knowledge: GuidelineKnowledge)
 
 @pytest.mark.parametrize(
     "text",
-    ["oral thrush - white plaques that wipe off", "zigzag lines in vision then headache",
-     "+ve Phalen's and Tinel's R wrist", "heart racing", "fibroids", "worried about cancer"],
+    [
+        "oral thrush - white plaques that wipe off",
+        "zigzag lines in vision then headache",
+        "+ve Phalen's and Tinel's R wrist",
+        "heart racing",
+        "fibroids",
+        "worried about cancer",
+    ],
 )
 def test_findings_ng12_does_not_use_are_read(knowledge: GuidelineKnowledge, text: str) -> None:
     outcome = assess(_record(age=40, gender="Female", symptoms=[text]), knowledge)
@@ -511,7 +531,8 @@ def test_clauses_that_describe_the_finding(knowledge: GuidelineKnowledge) -> Non
 
 def test_no_remembered_injury_and_a_repeat_test(knowledge: GuidelineKnowledge) -> None:
     bruises = assess(
-        _record(age=30, symptoms=["bruises on arms and legs 2 wks, doesn't remember knocking them"]), knowledge
+        _record(age=30, symptoms=["bruises on arms and legs 2 wks, doesn't remember knocking them"]),
+        knowledge,
     )
     assert bruises.complete and "1.10.1" in bruises.matched_ids
     repeat = assess(

@@ -73,8 +73,14 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     # "repeat MSU", "repeat bloods" is a repeat test, not a recurrence
-    ("recurrent", re.compile(r"\b(recurrent|recurring|recurs|recur|repeated|repeat(?! (?:msu|msus|test|tests|bloods?|"
-     r"fbc|x ?ray|cxr|scan|urine|urinalysis|dip|dipstick|swab|culture|psa|fit|smear|ecg|prescription|rx))|relapsing)\b")),
+    (
+        "recurrent",
+        re.compile(
+            r"\b(recurrent|recurring|recurs|recur|repeated|repeat(?! (?:msu|msus|test|tests|bloods?|"
+            r"fbc|x ?ray|cxr|scan|urine|urinalysis|dip|dipstick|swab|culture|psa|fit|smear|ecg|"
+            r"prescription|rx))|relapsing)\b"
+        ),
+    ),
     (
         "progressive",
         re.compile(

@@ -81,11 +81,43 @@ _UNCERTAIN_BEFORE = re.compile(
     r"exclude|excluded|to exclude|vs|versus)\s+(\w+\s+){0,2}$"
 )
 _UNCERTAIN_RAW = re.compile(r"\?\s*$")
-_UNITS_DAYS = {"d": 1, "day": 1, "days": 1, "w": 7, "wk": 7, "wks": 7, "week": 7, "weeks": 7, "m": 30,
-               "mo": 30, "mth": 30, "mths": 30, "month": 30, "months": 30, "y": 365, "yr": 365,
-               "yrs": 365, "year": 365, "years": 365}
-_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                 "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "eighteen": 18}
+_UNITS_DAYS = {
+    "d": 1,
+    "day": 1,
+    "days": 1,
+    "w": 7,
+    "wk": 7,
+    "wks": 7,
+    "week": 7,
+    "weeks": 7,
+    "m": 30,
+    "mo": 30,
+    "mth": 30,
+    "mths": 30,
+    "month": 30,
+    "months": 30,
+    "y": 365,
+    "yr": 365,
+    "yrs": 365,
+    "year": 365,
+    "years": 365,
+}
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "eighteen": 18,
+}
 _AGO = re.compile(
     r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|eighteen)\s*"
     r"(days?|d|wks?|weeks?|w|mths?|months?|mo|yrs?|years?|y)\s+ago\b"

@@ -426,7 +426,9 @@ def _other_hides(reading: RecordReading, entry: str, clause: str, other: str) ->
     the term is an infection the entry calls persistent or recurrent (NG12 1.10.1)."""
     if words_outside(clause, other) & (reading.clinical_words - site_stems()):
         return True
-    return other in infection_terms() and bool(_RECURRING.search(normalise_phrase(entry, keep_stop_words=True)))
+    return other in infection_terms() and bool(
+        _RECURRING.search(normalise_phrase(entry, keep_stop_words=True))
+    )
 
 
 _RECURRING = re.compile(
