@@ -545,3 +545,21 @@ def test_no_remembered_injury_and_a_repeat_test(knowledge: GuidelineKnowledge) -
         knowledge,
     )
     assert {"1.6.4", "1.6.6"} <= set(repeat.matched_ids) and "1.10.1" not in repeat.matched_ids
+
+
+def test_reports_that_query_or_cannot_decide(knowledge: GuidelineKnowledge) -> None:
+    meso = assess(
+        _record(age=69, symptoms=["breathless 2 months"], history=["CXR: nodular pleural thickening, ?mesothelioma"]),
+        knowledge,
+    )
+    assert "1.1.4" in meso.matched_ids
+    uncertain = assess(
+        _record(
+            age=39,
+            symptoms=["lump on back getting bigger"],
+            history=["US back: 7 cm lipomatous lesion - indeterminate"],
+            exam_findings=["GP remains concerned"],
+        ),
+        knowledge,
+    )
+    assert "1.11.5" in uncertain.matched_ids
