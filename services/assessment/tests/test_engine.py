@@ -549,7 +549,11 @@ def test_no_remembered_injury_and_a_repeat_test(knowledge: GuidelineKnowledge) -
 
 def test_reports_that_query_or_cannot_decide(knowledge: GuidelineKnowledge) -> None:
     meso = assess(
-        _record(age=69, symptoms=["breathless 2 months"], history=["CXR: nodular pleural thickening, ?mesothelioma"]),
+        _record(
+            age=69,
+            symptoms=["breathless 2 months"],
+            history=["CXR: nodular pleural thickening, ?mesothelioma"],
+        ),
         knowledge,
     )
     assert "1.1.4" in meso.matched_ids
@@ -563,3 +567,33 @@ def test_reports_that_query_or_cannot_decide(knowledge: GuidelineKnowledge) -> N
         knowledge,
     )
     assert "1.11.5" in uncertain.matched_ids
+
+
+def test_report_wording_and_results_that_make_a_diagnosis(knowledge: GuidelineKnowledge) -> None:
+    cxr = assess(
+        _record(age=61, history=["CXR report: L hilar mass 3cm, appearances suspicious for malignancy"]),
+        knowledge,
+    )
+    assert "1.1.1" in cxr.matched_ids
+    stomach = assess(
+        _record(
+            age=74, exam_findings=["firm irregular mass in epigastrium, approx 6cm, consistent with stomach"]
+        ),
+        knowledge,
+    )
+    assert "1.2.6" in stomach.matched_ids
+    pale_poo = assess(_record(age=47, symptoms=["pee dark like tea, poo pale"]), knowledge)
+    assert "pallor" not in pale_poo.facts.symptoms
+    thyroid = assess(
+        _record(
+            age=34,
+            symptoms=["lost 7 kg in 2 months without trying"],
+            exam_findings=["small diffuse goitre, lid lag"],
+            test_results={"TSH": "<0.01 mU/L", "fT4": "38 pmol/L"},
+        ),
+        knowledge,
+    )
+    assert "1.13.2" not in thyroid.matched_ids and "1.8.5" not in thyroid.matched_ids, thyroid.matched_ids
+    assert any("hyperthyroidism read from the results" in a for a in thyroid.assumptions)
+    nodule = assess(_record(age=34, exam_findings=["thyroid nodule 2cm"]), knowledge)
+    assert "1.8.5" in nodule.matched_ids

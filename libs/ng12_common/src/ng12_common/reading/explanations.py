@@ -174,12 +174,46 @@ def _queried(text: str, term: str) -> bool:
     return at > 0 and bool(_UNCERTAIN_RAW.search(low[:at]))
 
 
+_TSH_KEYS = frozenset({"tsh", "thyroid stimulating hormone", "serum tsh"})
+_FT4_KEYS = frozenset({"ft4", "free t4", "t4", "free thyroxine", "serum ft4"})
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+def _first_number(value: str) -> float | None:
+    m = _NUMBER.search(value)
+    return float(m.group(1)) if m else None
+
+
+def thyroid_from_results(test_texts: list[str]) -> str | None:
+    """A thyroid diagnosis the results themselves make (NICE CKS Hypothyroidism, Hyperthyroidism:
+    TSH above the reference range with a free T4 below it is primary hypothyroidism; TSH suppressed
+    with a free T4 above the range is hyperthyroidism). Adult reference ranges: TSH 0.4-4.5 mU/L,
+    free T4 9-25 pmol/L (the widest common UK laboratory limits, so borderline results decide
+    nothing). Returns a line naming the diagnosis, or None."""
+    tsh = ft4 = None
+    for text in test_texts:
+        key, _, value = text.partition(":")
+        k = " ".join(re.findall(r"[a-z0-9]+", key.lower()))
+        if k in _TSH_KEYS:
+            tsh = _first_number(value)
+        elif k in _FT4_KEYS:
+            ft4 = _first_number(value)
+    if tsh is None or ft4 is None:
+        return None
+    if tsh > 4.5 and ft4 < 9:
+        return f"hypothyroidism read from the results (TSH {tsh:g} mU/L, free T4 {ft4:g} pmol/L)"
+    if tsh < 0.1 and ft4 > 25:
+        return f"hyperthyroidism read from the results (TSH {tsh:g} mU/L, free T4 {ft4:g} pmol/L)"
+    return None
+
+
 def apply_explanations(reading: RecordReading) -> list[str]:
     """Mark the findings explained by a recorded diagnosis (in place); the assumption lines."""
     facts = reading.facts
     entries = [f.entry for f in reading.findings if f.field in ("history", "symptoms", "exam_findings")]
     # test results record diagnoses too: a positive urine culture ("MSU: E. coli > 10^5")
-    unique = list(dict.fromkeys([*entries, *reading.test_texts]))
+    thyroid = thyroid_from_results(reading.test_texts)
+    unique = list(dict.fromkeys([*entries, *reading.test_texts, *([thyroid] if thyroid else [])]))
     notes: list[str] = []
     for rule, source in diagnoses_in(unique):
         persists = bool(_PERSISTS.search(_norm(source)))
