@@ -597,3 +597,17 @@ def test_report_wording_and_results_that_make_a_diagnosis(knowledge: GuidelineKn
     assert any("hyperthyroidism read from the results" in a for a in thyroid.assumptions)
     nodule = assess(_record(age=34, exam_findings=["thyroid nodule 2cm"]), knowledge)
     assert "1.8.5" in nodule.matched_ids
+
+
+def test_items_of_an_examination_stated_normal(knowledge: GuidelineKnowledge) -> None:
+    normal = assess(
+        _record(
+            age=34,
+            symptoms=["headache"],
+            exam_findings=["neuro exam normal incl. cranial nerves, gait, coordination"],
+        ),
+        knowledge,
+    )
+    assert normal.complete, normal.unrecognised
+    abnormal = assess(_record(age=34, exam_findings=["coordination poor, gait unsteady"]), knowledge)
+    assert "newly_abnormal_central_neurological_function" in abnormal.facts.symptoms

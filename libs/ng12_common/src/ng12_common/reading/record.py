@@ -193,6 +193,7 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
                 _site_bleeding(reading, first)
                 _node_regions(reading, fld, str(entry), first, kinds, labels)
                 _describing_clauses(reading, first)
+                _normal_list(reading, str(entry), first)
     for key, value in (r.get("test_results") or {}).items():
         reading.test_texts.append(f"{key}: {value}")
         _read_test(reading, str(key), value, sex, age, lexicon)
@@ -285,6 +286,27 @@ def _node_regions(
             described.add(i)
     reading.pending = [p for p in reading.pending if p.index not in described]
     reading.findings.append(_match_read(fld, entry, entry, match, labels))
+
+
+_NORMAL_LIST = re.compile(
+    r"\b(normal|nad|unremarkable|intact|nil abnormal)\s+(incl|inc|including|includes)\b"
+)
+
+
+def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
+    """An examination stated normal with a list of what it included ("neuro exam normal incl.
+    cranial nerves, gait, coordination"): the short items of the list are normal too."""
+    norm = normalise_phrase(entry, keep_stop_words=True)
+    m = _NORMAL_LIST.search(norm)
+    if m is None:
+        return
+    listed = set()
+    for i in range(first, len(reading.findings)):
+        item = reading.findings[i]
+        if item.status == "unread" and len(item.clause.split()) <= 3 and norm.find(item.clause) > m.start():
+            item.status, item.evidence = "absent", "listed in an examination stated normal"
+            listed.add(i)
+    reading.pending = [p for p in reading.pending if p.index not in listed]
 
 
 # Findings spread over the body surface: a clause naming a further surface says where they are.
