@@ -499,7 +499,7 @@ def test_nodes_in_several_regions_are_generalised(knowledge: GuidelineKnowledge)
         "zigzag lines in vision then headache",
         "+ve Phalen's and Tinel's R wrist",
         "heart racing",
-        "fibroids",
+        "vertigo",
         "worried about cancer",
     ],
 )

@@ -19,7 +19,8 @@ from importlib import resources
 import snowballstemmer
 import yaml
 
-_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|[!?\n]+")
+# "?" ends a sentence only before a space or the end: "?mesothelioma", "?UTI" are queries.
+_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|[!\n]+|\?+(?=\s|$)")
 # " - " joins two clauses of one statement ("lump in neck - getting bigger", "X-ray: lytic lesion -
 # suggests bone sarcoma"): read as a comma, so what follows still qualifies the finding before it.
 _DASH = re.compile(r"\s+[-\u2013\u2014]\s+")
