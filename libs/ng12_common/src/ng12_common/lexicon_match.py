@@ -72,7 +72,15 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
             r"\b(persistent|persisting|persists|persist|ongoing|continuing|chronic|constant|not resolving)\b"
         ),
     ),
-    ("recurrent", re.compile(r"\b(recurrent|recurring|recurs|recur|repeated|repeat|relapsing)\b")),
+    # "repeat MSU", "repeat bloods" is a repeat test, not a recurrence
+    (
+        "recurrent",
+        re.compile(
+            r"\b(recurrent|recurring|recurs|recur|repeated|repeat(?! (?:msu|msus|test|tests|bloods?|"
+            r"fbc|x ?ray|cxr|scan|urine|urinalysis|dip|dipstick|swab|culture|psa|fit|smear|ecg|"
+            r"prescription|rx))|relapsing)\b"
+        ),
+    ),
     (
         "progressive",
         re.compile(
@@ -183,6 +191,7 @@ def normalise_phrase(text: str, keep_stop_words: bool = False) -> str:
     t = unicodedata.normalize("NFKD", t)
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
     t = t.replace("\u2019", "'").replace("'s ", " ").replace("'", "")
+    t = re.sub(r"\?(?=\s*[a-z])", " query ", t)  # "?mesothelioma" in a report: the query it raises
     t = re.sub(r"[^a-z0-9.,;]+", " ", t)
     t = _SUGGEST.sub("suggest", t)  # "X suggests Y" and "results suggest Y" say the same
     t = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", t)  # keep decimal points only

@@ -184,7 +184,12 @@ class ReviewItem(BaseModel):
     """Something a clinician should check: a judgement call, or an LLM claim the engine did not make."""
 
     kind: Literal[
-        "provisional_judgement", "llm_unsupported_claim", "unread_finding", "semantic_match", "test_done"
+        "provisional_judgement",
+        "llm_unsupported_claim",
+        "unread_finding",
+        "semantic_match",
+        "test_done",
+        "explained_finding",
     ]
     recommendation_id: str | None = None
     detail: str

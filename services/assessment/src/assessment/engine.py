@@ -261,6 +261,7 @@ def assess(
         for f in reading.findings
         if f.tier == "semantic" and f.status == "finding"
     ]
+    review += [ReviewItem(kind="explained_finding", detail=note) for note in reading.explained_review]
     review += [
         ReviewItem(kind="provisional_judgement", recommendation_id=m.recommendation_id, detail=note)
         for m in matched

@@ -19,7 +19,8 @@ from importlib import resources
 import snowballstemmer
 import yaml
 
-_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|[!?\n]+")
+# "?" ends a sentence only before a space or the end: "?mesothelioma", "?UTI" are queries.
+_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|[!\n]+|\?+(?=\s|$)")
 # " - " joins two clauses of one statement ("lump in neck - getting bigger", "X-ray: lytic lesion -
 # suggests bone sarcoma"): read as a comma, so what follows still qualifies the finding before it.
 _DASH = re.compile(r"\s+[-\u2013\u2014]\s+")
@@ -109,11 +110,60 @@ def _other_findings() -> tuple[tuple[str, str], ...]:
     return tuple((_stem_text(term), term) for term in other_finding_terms())
 
 
+@lru_cache(maxsize=1)
+def infection_terms() -> frozenset[str]:
+    """The terms of data/other_findings.yaml groups marked ``infection: true``."""
+    data = _data("other_findings.yaml")
+    assert isinstance(data, list)
+    return frozenset(str(t) for group in data if group.get("infection") for t in group["terms"])
+
+
 def other_finding(clause: str) -> str | None:
     """The common non-NG12 finding a clause names ("sore throat"), or None. Compared by word
-    stems, whole words only ("shaky hands" and "shaking hands"; "smelly urine")."""
+    stems, whole words only ("shaky hands" and "shaking hands"; "smelly urine"); the longest term
+    named wins ("migraine with aura" over "aura")."""
     text = _stem_text(clause)
+    best: str | None = None
+    best_len = 0
     for stems, term in _other_findings():
-        if stems.strip() and stems in text:
-            return term
-    return None
+        if stems.strip() and stems in text and len(stems) > best_len:
+            best, best_len = term, len(stems)
+    return best
+
+
+def words_outside(clause: str, term: str) -> set[str]:
+    """The word stems of the clause that are not words of the term (fillers dropped)."""
+    return set(_stem_text(clause).split()) - set(_stem_text(term).split())
+
+
+@lru_cache(maxsize=1)
+def _describing_words() -> tuple[frozenset[str], frozenset[str]]:
+    data = _data("clinical_words.yaml")
+    assert isinstance(data, dict)
+    return frozenset(str(w) for w in data["descriptive"]), frozenset(str(w) for w in data["surfaces"])
+
+
+def describes_only(clause: str, surfaces: bool = False) -> bool:
+    """True when every word of the clause only describes a finding (site and side, size, shape,
+    surface, consistency, fixity: ``descriptive`` in data/clinical_words.yaml; with ``surfaces``,
+    also the body surfaces a distributed finding is on). Numbers count as sizes."""
+    words = _words(clause.replace("non ", "non"))
+    if not words:
+        return False
+    desc, surf = _describing_words()
+    allowed = desc | surf if surfaces else desc
+    return all(w.isdigit() or w in allowed for w in words)
+
+
+@lru_cache(maxsize=1)
+def other_finding_stems() -> frozenset[str]:
+    """The word stems of every term of data/other_findings.yaml."""
+    return frozenset(w for term in other_finding_terms() for w in _stem_text(term).split())
+
+
+@lru_cache(maxsize=1)
+def site_stems() -> frozenset[str]:
+    """Stems of the body-site words of data/clinical_words.yaml (``sites``)."""
+    data = _data("clinical_words.yaml")
+    assert isinstance(data, dict)
+    return frozenset(stems([str(w) for w in data["sites"]]))

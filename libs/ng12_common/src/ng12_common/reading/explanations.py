@@ -36,7 +36,7 @@ _PERSISTS = re.compile(
     r"comes and goes|keeps coming back)\b"
 )
 _RECURRENT = re.compile(
-    r"\b(recurrent|recurring|repeated|repeat|persistent|frequent|several|multiple|\d+(st|nd|rd|th)|second|third|another)\b"
+    r"\b(recurrent|recurring|repeated|persistent|frequent|several|multiple|\d+(st|nd|rd|th)|second|third|another)\b"
 )
 
 
@@ -49,6 +49,8 @@ class Explanation(BaseModel):
     explains: list[str]
     reason: str
     acute_infection: str | None = None  # the lexicon concept of the infection itself
+    review: list[str] = []  # findings whose explanation a clinician must confirm (needs_review)
+    window_days: int | None = None  # an acute cause dated longer ago than this explains nothing now
 
 
 @lru_cache(maxsize=1)
@@ -72,27 +74,146 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
+# A diagnosis that is only queried or to be excluded is not a diagnosis: "?UTI", "query
+# pneumonia", "possible chest infection", "r/o fracture", "UTI vs pyelonephritis".
+_UNCERTAIN_BEFORE = re.compile(
+    r"\b(query|possible|possibly|suspected|suspect|suspicion of|differential|ddx|rule out|r o|"
+    r"exclude|excluded|to exclude|vs|versus)\s+(\w+\s+){0,2}$"
+)
+_UNCERTAIN_RAW = re.compile(r"\?\s*$")
+_UNITS_DAYS = {
+    "d": 1,
+    "day": 1,
+    "days": 1,
+    "w": 7,
+    "wk": 7,
+    "wks": 7,
+    "week": 7,
+    "weeks": 7,
+    "m": 30,
+    "mo": 30,
+    "mth": 30,
+    "mths": 30,
+    "month": 30,
+    "months": 30,
+    "y": 365,
+    "yr": 365,
+    "yrs": 365,
+    "year": 365,
+    "years": 365,
+}
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "eighteen": 18,
+}
+_AGO = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|eighteen)\s*"
+    r"(days?|d|wks?|weeks?|w|mths?|months?|mo|yrs?|years?|y)\s+ago\b"
+)
+_SLASH_AGO = re.compile(r"\b(\d+)\s*/\s*(7|52|12)\s+ago\b")
+_LAST_YEAR = re.compile(r"\b(last year|years ago|as a child|in childhood|childhood)\b")
+
+
+def days_ago(text: str) -> int | None:
+    """How long ago the entry dates what it records ("3 days ago", "4/52 ago", "18 months ago",
+    "last year"), in days; None when it gives no date."""
+    low = text.lower()
+    m = _SLASH_AGO.search(low)
+    if m is not None:
+        return int(m.group(1)) * {"7": 1, "52": 7, "12": 30}[m.group(2)]
+    m = _AGO.search(low)
+    if m is not None:
+        n = int(m.group(1)) if m.group(1).isdigit() else _NUMBER_WORDS[m.group(1)]
+        return n * _UNITS_DAYS[m.group(2)]
+    if _LAST_YEAR.search(low):
+        return 365
+    return None
+
+
 def diagnoses_in(texts: list[str]) -> list[tuple[Explanation, str]]:
-    """The diagnoses the texts record for this patient (rule, the entry that says so)."""
+    """The diagnoses the texts record for this patient (rule, the entry that says so): stated, not
+    negated, not a relative's, not hypothetical, not only queried, and (for an acute cause with a
+    window) not dated longer ago than the window."""
     rules = default_rules()
     found: list[tuple[Explanation, str]] = []
     for text in texts:
         norm = _norm(text)
         for rule, pattern in explanation_rules():
-            m = pattern.search(norm)
-            if m is None or any(r is rule for r, _t in found):
+            if any(r is rule for r, _t in found):
                 continue
-            if rules.status(norm[: m.start()], norm[m.end() :]) in ("negated", "family", "hypothetical"):
-                continue
-            found.append((rule, text))
+            for m in pattern.finditer(norm):
+                if rules.status(norm[: m.start()], norm[m.end() :]) in ("negated", "family", "hypothetical"):
+                    continue
+                if _UNCERTAIN_BEFORE.search(norm[: m.start()]) or _queried(text, m.group(0)):
+                    continue
+                ago = days_ago(text)
+                if rule.window_days is not None and ago is not None and ago > rule.window_days:
+                    continue
+                found.append((rule, text))
+                break
     return found
+
+
+def _queried(text: str, term: str) -> bool:
+    """The raw entry puts a question mark before the diagnosis ("?UTI", "? chest infection")."""
+    low = text.lower()
+    first = term.split()[0]
+    at = low.find(first)
+    return at > 0 and bool(_UNCERTAIN_RAW.search(low[:at]))
+
+
+_TSH_KEYS = frozenset({"tsh", "thyroid stimulating hormone", "serum tsh"})
+_FT4_KEYS = frozenset({"ft4", "free t4", "t4", "free thyroxine", "serum ft4"})
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)")
+
+
+def _first_number(value: str) -> float | None:
+    m = _NUMBER.search(value)
+    return float(m.group(1)) if m else None
+
+
+def thyroid_from_results(test_texts: list[str]) -> str | None:
+    """A thyroid diagnosis the results themselves make (NICE CKS Hypothyroidism, Hyperthyroidism:
+    TSH above the reference range with a free T4 below it is primary hypothyroidism; TSH suppressed
+    with a free T4 above the range is hyperthyroidism). Adult reference ranges: TSH 0.4-4.5 mU/L,
+    free T4 9-25 pmol/L (the widest common UK laboratory limits, so borderline results decide
+    nothing). Returns a line naming the diagnosis, or None."""
+    tsh = ft4 = None
+    for text in test_texts:
+        key, _, value = text.partition(":")
+        k = " ".join(re.findall(r"[a-z0-9]+", key.lower()))
+        if k in _TSH_KEYS:
+            tsh = _first_number(value)
+        elif k in _FT4_KEYS:
+            ft4 = _first_number(value)
+    if tsh is None or ft4 is None:
+        return None
+    if tsh > 4.5 and ft4 < 9:
+        return f"hypothyroidism read from the results (TSH {tsh:g} mU/L, free T4 {ft4:g} pmol/L)"
+    if tsh < 0.1 and ft4 > 25:
+        return f"hyperthyroidism read from the results (TSH {tsh:g} mU/L, free T4 {ft4:g} pmol/L)"
+    return None
 
 
 def apply_explanations(reading: RecordReading) -> list[str]:
     """Mark the findings explained by a recorded diagnosis (in place); the assumption lines."""
     facts = reading.facts
     entries = [f.entry for f in reading.findings if f.field in ("history", "symptoms", "exam_findings")]
-    unique = list(dict.fromkeys(entries))
+    # test results record diagnoses too: a positive urine culture ("MSU: E. coli > 10^5")
+    thyroid = thyroid_from_results(reading.test_texts)
+    unique = list(dict.fromkeys([*entries, *reading.test_texts, *([thyroid] if thyroid else [])]))
     notes: list[str] = []
     for rule, source in diagnoses_in(unique):
         persists = bool(_PERSISTS.search(_norm(source)))
@@ -123,6 +244,11 @@ def apply_explanations(reading: RecordReading) -> list[str]:
                 dict.fromkeys(_norm(f.entry) for f in reading.findings if f.concept == concept and f.entry)
             ) or _norm(fact.text or "")
             if persists or _PERSISTS.search(own):
+                if rule.acute_infection == "urinary_tract_infection" and concept == "haematuria":
+                    # NG12 1.6.4/1.6.6: "visible haematuria that persists or recurs after
+                    # successful treatment of urinary tract infection"
+                    facts.history.add("uti_successfully_treated")
+                    fact.modifiers = {*fact.modifiers, "persistent"}
                 notes.append(
                     f"{concept.replace('_', ' ')} is NOT taken as explained by {rule.diagnosis}: "
                     "the record says it "
@@ -131,6 +257,11 @@ def apply_explanations(reading: RecordReading) -> list[str]:
                 continue
             fact.modifiers = {*fact.modifiers, "explained"}
             explained.append(concept.replace("_", " "))
+            if concept in rule.review:
+                reading.explained_review.append(
+                    f"{concept.replace('_', ' ')} taken as explained by {rule.diagnosis} ('{source}'): "
+                    "confirm the diagnosis accounts for it; if it persists after treatment, NG12 applies"
+                )
         if explained:
             notes.append(
                 f"Taken as explained by {rule.diagnosis} ('{source}'): {', '.join(explained)}. {rule.reason} "

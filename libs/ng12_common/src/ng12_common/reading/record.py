@@ -39,7 +39,18 @@ from ng12_common.lexicon_match import (
     read_phrase,
 )
 from ng12_common.models import FindingRead, FindingStatus, RecordField
-from ng12_common.reading.clauses import is_clinical, lexicon_stems, other_finding, split_sentences
+from ng12_common.reading.clauses import (
+    describes_only,
+    infection_terms,
+    is_clinical,
+    lexicon_stems,
+    other_finding,
+    other_finding_stems,
+    site_stems,
+    split_sentences,
+    stems,
+    words_outside,
+)
 from ng12_common.reading.compose import compose_entry, site_concepts
 from ng12_common.reading.context import ContextRules, default_rules
 from ng12_common.reading.explanations import apply_explanations
@@ -76,6 +87,8 @@ class RecordReading:
     explanations: list[str] = field(default_factory=list)
     unread_tests: list[str] = field(default_factory=list)
     clinical_words: frozenset[str] = frozenset()  # stems of the lexicon's content words
+    test_texts: list[str] = field(default_factory=list)  # "key: value" of every test result
+    explained_review: list[str] = field(default_factory=list)  # explanations a clinician must confirm
 
     @property
     def unread(self) -> list[str]:
@@ -178,7 +191,11 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
             if fld != "history":
                 _read_entry_compositions(reading, fld, str(entry), first, kinds, labels)
                 _site_bleeding(reading, first)
+                _node_regions(reading, fld, str(entry), first, kinds, labels)
+                _describing_clauses(reading, first)
+                _normal_list(reading, str(entry), first)
     for key, value in (r.get("test_results") or {}).items():
+        reading.test_texts.append(f"{key}: {value}")
         _read_test(reading, str(key), value, sex, age, lexicon)
     return reading
 
@@ -212,6 +229,109 @@ def _read_entry_compositions(
                 described.add(i)
         reading.pending = [p for p in reading.pending if p.index not in described]
         reading.findings.append(_match_read(fld, entry, entry, match, labels))
+
+
+# Lymph node regions (general anatomy: Gray's Anatomy; Oxford Handbook of Clinical Medicine,
+# "Lymphadenopathy": nodes enlarged in two or more non-contiguous regions are generalised
+# lymphadenopathy; patient.info Lymphadenopathy). The neck, the armpits and the groins are the
+# regions a GP examines; bilateral nodes of one region are not generalised.
+_NODE_REGIONS: dict[str, tuple[str, ...]] = {
+    "neck": ("neck", "cervical", "supraclavicular", "submandibular", "occipital", "jaw"),
+    "axilla": ("armpit", "armpits", "axilla", "axillae", "axillary", "underarm"),
+    "groin": ("groin", "groins", "inguinal", "femoral"),
+}
+_NODE_WORDS = re.compile(r"\b(nodes?|glands?|lumps?|lymph\w*|lns?|lnx|lymphadenopathy|swellings?)\b")
+_CLAUSE_CUT = re.compile(r"\s*(?:,|;|\band\b)\s*")
+_NEGATING_START = re.compile(r"^(no|nil|not|without|neither|nor|none)\b")
+_REGION_ONLY = re.compile(
+    r"^(?:(?:both|bilateral|bilaterally|left|right|l|r|and|in|the|his|her|of|regions?|areas?|sides?|"
+    r"nodes?|glands?|lumps?|for|\d+|wks?|weeks?|days?|months?|too|also|"
+    + "|".join(w for words in _NODE_REGIONS.values() for w in words)
+    + r")\s*)+$"
+)
+
+
+def _node_regions(
+    reading: RecordReading,
+    fld: RecordField,
+    entry: str,
+    first: int,
+    kinds: Mapping[str, str],
+    labels: Mapping[str, str],
+) -> None:
+    """Enlarged nodes or lumps named in two or more of the neck, armpits and groins in one entry
+    ("lumps in neck, armpits and groin"; "bilateral cervical, axillary and inguinal nodes") are
+    generalised lymphadenopathy; the clauses that only name a further region are part of it."""
+    concept = "generalised_lymphadenopathy"
+    if concept not in kinds:
+        return
+    norm = normalise_phrase(entry, keep_stop_words=True)
+    if not _NODE_WORDS.search(norm):
+        return
+    regions: set[str] = set()
+    for clause in _CLAUSE_CUT.split(norm):
+        if not clause or _NEGATING_START.match(clause):
+            continue
+        words = set(clause.split())
+        regions |= {r for r, names in _NODE_REGIONS.items() if words & set(names)}
+    if len(regions) < 2:
+        return
+    match = ConceptMatch(concept=concept, kind=kinds[concept], matched_text=entry, tier="curated")
+    add_match(reading.facts, match, entry)
+    described = set()
+    for i in range(first, len(reading.findings)):
+        item = reading.findings[i]
+        if item.status == "unread" and _REGION_ONLY.match(item.clause):
+            item.status, item.evidence = "context", f"a node region of {labels.get(concept, concept)}"
+            described.add(i)
+    reading.pending = [p for p in reading.pending if p.index not in described]
+    reading.findings.append(_match_read(fld, entry, entry, match, labels))
+
+
+_NORMAL_LIST = re.compile(
+    r"\b(normal|nad|unremarkable|intact|nil abnormal)\s+(incl|inc|including|includes)\b"
+)
+
+
+def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
+    """An examination stated normal with a list of what it included ("neuro exam normal incl.
+    cranial nerves, gait, coordination"): the short items of the list are normal too."""
+    norm = normalise_phrase(entry, keep_stop_words=True)
+    m = _NORMAL_LIST.search(norm)
+    if m is None:
+        return
+    listed = set()
+    for i in range(first, len(reading.findings)):
+        item = reading.findings[i]
+        if item.status == "unread" and len(item.clause.split()) <= 3 and norm.find(item.clause) > m.start():
+            item.status, item.evidence = "absent", "listed in an examination stated normal"
+            listed.add(i)
+    reading.pending = [p for p in reading.pending if p.index not in listed]
+
+
+# Findings spread over the body surface: a clause naming a further surface says where they are.
+_DISTRIBUTED = frozenset({"bruising", "petechiae", "pruritus", "rash", "bleeding"})
+
+
+def _describing_clauses(reading: RecordReading, first: int) -> None:
+    """In an entry where a finding was read, a clause made only of the words that describe a
+    finding (site and side, size, shape, surface, edge, colour, consistency, fixity, tenderness:
+    Macleod's Clinical Examination, describing a lump or lesion) describes that finding: "lump R
+    thigh, 6 cm, firm, fixed", "bruises on arms and legs, tummy". It names no other finding. A
+    clause holding any finding word (a lexicon word, "ulcer", "bleeding") is not described away."""
+    entry_reads = reading.findings[first:]
+    read = [f for f in entry_reads if f.concept is not None or f.status == "not_ng12"]
+    if not read:
+        return
+    surfaces = any(f.concept in _DISTRIBUTED or f.status == "not_ng12" for f in read)
+    described = set()
+    for i in range(first, len(reading.findings)):
+        item = reading.findings[i]
+        if item.status == "unread" and describes_only(item.clause, surfaces):
+            item.status = "context"
+            item.evidence = f"describes {read[0].label or read[0].evidence or 'the finding'} in this entry"
+            described.add(i)
+    reading.pending = [p for p in reading.pending if p.index not in described]
 
 
 _BARE_BLEEDING = frozenset({"bleeding", "bleed", "bleeds", "bled", "blood"})
@@ -296,6 +416,8 @@ def _read_leftover(
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status=shown))
         return
     other = other_finding(clause)
+    if other is not None and _other_hides(reading, entry, clause, other):
+        other = None
     if other is not None:
         reading.findings.append(
             FindingRead(
@@ -315,6 +437,28 @@ def _read_leftover(
     )
 
 
+_NEGATIVE_VALUE = re.compile(
+    r"^(no|none|nil|negative|neg|-ve|absent|not seen|not present|not detected|false|n)\.?$", re.I
+)
+
+
+def _other_hides(reading: RecordReading, entry: str, clause: str, other: str) -> bool:
+    """Safety: a finding NG12 does not use is never read where it could hide an NG12 finding. True
+    when the rest of the clause holds an NG12 finding word (a content word of the lexicon), or when
+    the term is an infection the entry calls persistent or recurrent (NG12 1.10.1)."""
+    if words_outside(clause, other) & (reading.clinical_words - site_stems()):
+        return True
+    return other in infection_terms() and bool(
+        _RECURRING.search(normalise_phrase(entry, keep_stop_words=True))
+    )
+
+
+_RECURRING = re.compile(
+    r"\b(recurrent|recurring|repeated|persistent|persisting|keeps? coming back|again|another|"
+    r"\d+(st|nd|rd|th)|second|third|several|multiple|frequent)\b"
+)
+
+
 def _read_test(
     reading: RecordReading,
     key: str,
@@ -332,6 +476,10 @@ def _read_test(
     # Not a known analyte: the key and value may still name a finding ("dermoscopy": "suggests melanoma").
     phrase = read_phrase(f"{key.replace('_', ' ')} {value}", lexicon)
     found = [m for m in phrase.matches if m.kind != "test"]
+    if isinstance(value, (str, bool)) and _NEGATIVE_VALUE.match(str(value).strip()):
+        # a finding named by the key and answered no ("visible haematuria": "no") is absent
+        for m in found:
+            m.negated, m.context = True, "negated"  # type: ignore[assignment]
     if not found and isinstance(value, str):
         found = [m for m in read_phrase(f"results {value}", lexicon).matches if m.kind != "test"]
     if not found:
@@ -368,6 +516,13 @@ def apply_semantic(
         item = reading.findings[pending.index]
         item.score = round(score, 3)
         if concept is None:
+            # safety: nearest to a finding NG12 does not use, but the clause holds a word only NG12
+            # findings use ("lump", "shin"; not "pain", which "knee pain" also has): it stays unread
+            # rather than hide that finding
+            words = set(stems(re.findall(r"[a-z0-9]+", pending.clause.lower())))
+            if words & (reading.clinical_words - other_finding_stems()):
+                item.score = None
+                continue
             item.status, item.tier = "not_ng12", "semantic"
             continue
         modifiers, qualifiers = clause_cues(pending.clause)
