@@ -72,6 +72,9 @@ SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k
 PROCESS_GAP = 0.15
 PROCESS_FIRST = 3
 PROCESS_MARGIN = 0.10
+#: Searched for a process question: the process sections and 1.13 (non-site-specific symptoms,
+#: whose 1.13.1 is on the parents' and carers' concern).
+PROCESS_SEARCHED = (*PROCESS_SECTIONS, "1.13")
 #: A question the classifier is sure is in scope (P(in_scope) >= SURE_IN_SCOPE) whose search ranked
 #: a recommendation first is answered with it, hedged, when it scores at least SURE_FLOOR.
 SURE_IN_SCOPE = 0.90
@@ -140,6 +143,23 @@ def _with_written_out(turn: ClinicalState, text: str, normalized: str, knowledge
         return turn
     modifiers = {**extra.modifiers, **turn.modifiers}
     return turn.model_copy(update={"symptoms": symptoms, "cancer_sites": sites, "modifiers": modifiers})
+
+
+def _process_first(text: str, on_process: list[Any], knowledge: Knowledge | None, top: float) -> list[str]:
+    """A process question's recommendations, in the order they answer it: search's first, and
+    those within PROCESS_MARGIN of the best score; ordered by the question's wording they share
+    (weighted by rarity in NG12), then search's order. Near-equal scores within 1.14 ("what
+    information should I give ...?") are told apart by the words: 1.14.5's "information given to
+    people ... referred to"."""
+    pool = [h for i, h in enumerate(on_process) if i == 0 or h.score >= top - PROCESS_MARGIN]
+    ids = list(dict.fromkeys(h.canonical[0].id for h in pool))
+    if knowledge is None:
+        return ids
+    order = {rid: i for i, rid in enumerate(ids)}
+    shared = {
+        rid: knowledge.overlap(text, knowledge.recs[rid]) if rid in knowledge.recs else 0.0 for rid in ids
+    }
+    return sorted(ids, key=lambda rid: (-round(shared[rid], 1), order[rid]))
 
 
 def _on_error(next_node: str) -> Any:
@@ -341,7 +361,7 @@ def build_graph(
             # a follow-up's own clinical (or process) words may find what the topic's do not: both
             searches.append(retrieval.search(text, top_k=k, mode="chat"))
         if process:  # NG12's sections on the referral process, for the message as typed
-            searches.append(retrieval.search(text, top_k=k, mode="chat", sections=PROCESS_SECTIONS))
+            searches.append(retrieval.search(text, top_k=k, mode="chat", sections=PROCESS_SEARCHED))
         if define:
             searches.append(retrieval.search(str(term), top_k=5, mode="chat", doc_types=["guideline_text"]))
         try:
@@ -354,6 +374,9 @@ def build_graph(
             update["definition"] = next(
                 (h for h in results.pop().hits if h.section.lower().endswith(suffix)), None
             )
+        found = results[0]
+        hits = [h for r in results for h in r.hits]
+        knowledge = await knowledge_cache.get(found.index_version)
         first: list[str] = []
         if process:
             on_process = [h for h in results[-1].hits if h.canonical]  # in search's order
@@ -364,12 +387,9 @@ def build_graph(
             # other; all of them for a question naming no symptom, site or test, else at most 3
             clinical = bool(named_tests(text)) or (turn is not None and turn.names_clinical_terms)
             if on_process and top >= best - PROCESS_GAP:
-                first = [h.canonical[0].id for h in on_process if h.score >= top - PROCESS_MARGIN]
+                first = _process_first(text, on_process, knowledge, top)
                 first = first[: PROCESS_FIRST if clinical else request.top_k]
         update["first"] = first
-        found = results[0]
-        hits = [h for r in results for h in r.hits]
-        knowledge = await knowledge_cache.get(found.index_version)
         if knowledge is None:
             turn = ClinicalState()
         elif knowledge is not known or turn is None:  # first turn, or a new index version
