@@ -35,7 +35,7 @@ from chat.guardrails import (
 from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
-from chat.premise import check, claims, describe, is_injection, named_tests
+from chat.premise import check, claims, describe, is_injection, named_tests, universal_contradicted
 from chat.query import (
     PROCESS_SECTIONS,
     asks_about_process,
@@ -50,7 +50,7 @@ from chat.scope import CONTEXT_THRESHOLD, ScopeClassifier
 from chat.selection import Selection, select
 from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
-from ng12_common.criteria import parse_criteria, referenced_concepts
+from ng12_common.criteria import evaluate_all, parse_criteria, referenced_concepts
 from ng12_common.logs import get_logger
 from ng12_common.models import (
     ChatQuery,
@@ -501,6 +501,18 @@ def build_graph(
                 r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
             ]
             contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
+            if not contradicted and knowledge is not None:
+                probe = state["turn_state"]
+                modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
+
+                def met_at(rec: Any, age: int) -> bool:
+                    facts = probe.model_copy(update={"age": age, "modifiers": modifiers}).to_facts()
+                    result = evaluate_all(facts, knowledge.context, only=[rec.id]).get(rec.id)
+                    return result is not None and result.met
+
+                universal = universal_contradicted(found_claims, for_symptoms, met_at, wanted)
+                if universal is not None:
+                    contradicted, quoted = [universal], for_symptoms
             if contradicted:
                 quotes = [compose.rec_citation(r) for r in quoted[:3]]
                 compared, _ = results_lead(_patient_tests(state), _patient_age(state), every)
