@@ -581,7 +581,7 @@ def claimed_details(message: str) -> list[str]:
     return [
         c.value.split(" ")[0] if c.kind == "interval" else c.value
         for c in claims(message)
-        if c.kind != "test"
+        if c.kind not in ("test", "universal")
     ]
 
 
