@@ -123,3 +123,22 @@ def test_stems_match_everyday_and_guideline_wording() -> None:
     assert set(stems("What info should I give a patient I'm referring?")) >= {"info", "give", "refe"}
     assert "pare" in stems("Mum keeps coming back worried")
     assert "unce" in stems("I'm not sure whether to refer")
+
+
+def test_the_age_each_symptom_goes_with_is_said() -> None:
+    from chat.answer import symptom_ages
+
+    either = {
+        "op": "any",
+        "of": [
+            {"op": "symptom", "concept": "dysphagia"},
+            {
+                "op": "all",
+                "of": [{"op": "age_gte", "value": 55}, {"op": "symptom", "concept": "weight_loss"}],
+            },
+        ],
+    }
+    rec = _rec("1.2.1", "Refer people with dysphagia, or aged 55 and over with weight loss.", either)
+    assert symptom_ages([rec], ["dysphagia"]) == "In NG12, dysphagia has no age threshold (1.2.1)."
+    assert symptom_ages([rec], ["weight_loss"]) == "In NG12, weight loss goes with aged 55 and over (1.2.1)."
+    assert symptom_ages([rec], ["cough"]) is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
+from chat.premise import ages_with
 from chat.selection import Selection
 from ng12_common.citations import recommendation_citation
 from ng12_common.criteria import AgeGte, AgeLt, TestByAge, band_for_age, iter_nodes
@@ -99,7 +100,37 @@ def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> 
     return "; ".join(f"{words} ({_ids(sorted(ids, key=rec_sort_key))})" for words, ids in found.items())
 
 
-def _lead(sel: Selection, age: int | None, about_age: bool = False) -> str:
+def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str | None:
+    """For each symptom of the patient a presented recommendation names, the age it goes with
+    there: "dysphagia has no age threshold (1.2.1 and 1.2.7)"; "lump in the neck: aged 45 and over
+    (1.8.1)". None when no presented recommendation names them."""
+    parts: list[str] = []
+    for symptom in symptoms:
+        free: list[str] = []
+        bound: OrderedDict[int, list[str]] = OrderedDict()
+        for rec in recs:
+            if rec.criteria is None:
+                continue
+            paths = ages_with(rec.criteria, {symptom})
+            if not paths:
+                continue
+            if any(not any(d == "over" for d, _ in p) for p in paths):
+                free.append(rec.id)
+            else:
+                low = min(int(v) for p in paths for d, v in p if d == "over")
+                bound.setdefault(low, []).append(rec.id)
+        name = symptom.replace("_", " ")
+        if free:
+            parts.append(f"{name} has no age threshold ({_ids(free)})")
+        for low, ids in bound.items():
+            parts.append(f"{name} goes with aged {low} and over ({_ids(ids)})")
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return f"In NG12, {text}."
+
+
+def _lead(sel: Selection, age: int | None, about_age: bool = False, symptoms: list[str] | None = None) -> str:
     recs = [r for r, _ in sel.recs]
     lines: list[str] = []
     met = [r.id for r in recs if r.id in sel.met]
@@ -112,6 +143,10 @@ def _lead(sel: Selection, age: int | None, about_age: bool = False) -> str:
             f"{miss.threshold} and over."
         )
     thresholds = age_thresholds(recs, age) if about_age or age is not None else None
+    shown = [*recs, *(m.rec for m in sel.near_misses)]
+    by_symptom = symptom_ages(shown, symptoms or []) if about_age or age is not None else None
+    if by_symptom:
+        lines.append(by_symptom)
     if thresholds:
         lines.append(f"Age criteria in these recommendations: {thresholds}.")
     if not (met or sel.near_misses):
@@ -127,7 +162,13 @@ def _ids(ids: list[str]) -> str:
     return ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + f" and {ids[-1]}"
 
 
-def extractive(sel: Selection, age: int | None, quote: str | None = None, about_age: bool = False) -> str:
+def extractive(
+    sel: Selection,
+    age: int | None,
+    quote: str | None = None,
+    about_age: bool = False,
+    symptoms: list[str] | None = None,
+) -> str:
     """The grouped, verbatim answer for the selected recommendations. A quote request gets the
     sentences that contain its words, or is told plainly that none of them does."""
     not_found = None
@@ -150,7 +191,7 @@ def extractive(sel: Selection, age: int | None, quote: str | None = None, about_
     for rec, _score in sel.recs:
         site = (rec.cancer_site or rec.section_title or "NG12").strip()
         groups.setdefault((site, ACTION_LABELS.get(rec.action, "other advice")), []).append(rec)
-    body = [*([not_found, ""] if not_found else []), _lead(sel, age, about_age), ""]
+    body = [*([not_found, ""] if not_found else []), _lead(sel, age, about_age, symptoms or []), ""]
     for (site, action), recs in groups.items():
         body.append(f"{site[:1].upper()}{site[1:]} - {action}:")
         body.extend(f'> "{r.text.strip()}" {rec_tag(r.id, r.page)}' for r in recs)
@@ -172,6 +213,15 @@ def qualify(body: str) -> str:
         "not cover every part of your question. What is not quoted here is not supported by NG12.\n\n"
     )
     return lead + body
+
+
+def not_said(nearest: list[Citation]) -> str:
+    """NG12 does not say it directly: the nearest recommendations, quoted."""
+    body = "\n".join(f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in nearest)
+    return with_disclaimer(
+        "NG12 does not say this directly. The nearest recommendations it has, which may not answer "
+        f"your question:\n\n{body}"
+    )
 
 
 def refuse() -> str:

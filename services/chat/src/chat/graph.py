@@ -13,6 +13,7 @@ it from the same selected recommendations and its quotes are validated.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
@@ -79,6 +80,8 @@ PROCESS_SEARCHED = (*PROCESS_SECTIONS, "1.13")
 #: a recommendation first is answered with it, hedged, when it scores at least SURE_FLOOR.
 SURE_IN_SCOPE = 0.90
 SURE_FLOOR = 0.20
+#: A follow-up that adds to what the patient has ("also", "as well", "too", "in addition").
+_ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|on top)\b", re.IGNORECASE)
 NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only above this (grading's weak)
 
 
@@ -463,17 +466,56 @@ def build_graph(
         if state["query"].strategy != "direct":  # a follow-up: the session's patient
             merged = state["meta"].state.merged(turn)
             update: dict[str, Any] = {"age": merged.age, "sex": merged.sex, "tests": merged.tests}
-            if not turn.names_clinical_terms:  # "what if they were 80?": same patient, other age
+            # "what if they were 80?": same patient, other age; "and if he has also lost weight?":
+            # the same patient's symptoms and this one
+            if not turn.names_clinical_terms or _ADDS.search(state["text"]):
+                negated = [
+                    n for n in merged.negated if n not in turn.symptoms
+                ]  # "no weight loss", then "also lost weight"
                 update |= {"symptoms": merged.symptoms, "modifiers": merged.modifiers}
-                update |= {"negated": merged.negated, "cancer_sites": merged.cancer_sites}
+                update |= {"negated": negated, "cancer_sites": merged.cancer_sites}
             turn = turn.model_copy(update=update)
         first = [candidates[rid] for rid in state.get("first", []) if rid in candidates]
         return select(
             list(candidates.values()), knowledge, turn, state["request"].top_k, state["text"], first
         )
 
+    def _nearest(state: ChatState, n: int = 2) -> list[Citation]:
+        """The best-scoring recommendations search found for the question (at most n)."""
+        ranked = sorted(((r, s) for r, s in _scored_recs(state)), key=lambda rs: -rs[1])
+        return [compose.rec_citation(r, s) for r, s in ranked[:n]]
+
+    def _scored_recs(state: ChatState) -> list[tuple[Any, float]]:
+        knowledge = state.get("knowledge")
+        known = knowledge.recs if knowledge else {}
+        best: dict[str, tuple[Any, float]] = {}
+        for hit in state.get("hits", []):
+            for rec in hit.canonical:
+                if rec.id not in best or hit.score > best[rec.id][1]:
+                    best[rec.id] = (known.get(rec.id) or rec_from_pb(rec), hit.score)
+        return list(best.values())
+
+    def _cited(state: ChatState, result: dict[str, Any]) -> dict[str, Any]:
+        """No answer goes out without a citation: an answer or a contradicted premise that cites
+        nothing says what NG12 does not say and cites the nearest recommendations found, or, when
+        search found none, is a refusal."""
+        if result.get("citations") or result.get("grounding") not in ("sufficient", "weak", "contradicted"):
+            return result
+        nearest = _nearest(state)
+        if not nearest:
+            return {"answer": compose.refuse(), "grounding": "none", "citations": []}
+        if result["grounding"] == "contradicted":
+            found = claims(state["text"])
+            claimed = describe(found) if found else "that"
+            return {
+                "answer": compose.false_premise(claimed, nearest),
+                "grounding": "contradicted",
+                "citations": nearest,
+            }
+        return {"answer": compose.not_said(nearest), "grounding": "weak", "citations": nearest}
+
     async def _answer(state: ChatState, hedged: bool) -> dict[str, Any]:
-        result = await _answer_text(state, hedged)
+        result = _cited(state, await _answer_text(state, hedged))
         if state.get("declined"):  # a mixed request: the rest declined by name, first
             result["answer"] = compose.declined(state["declined"]) + result["answer"]
         return result
@@ -574,7 +616,9 @@ def build_graph(
         age_answer = asks_about_age(text) and compose.age_thresholds(recs, age) is not None
         supported = sel.met or concept_match or definition is not None or age_answer
         grounding: Grounding = "sufficient" if (not hedged or supported) else "weak"
-        body = compose.extractive(sel, age, quote_term(text), asks_about_age(text))
+        body = compose.extractive(
+            sel, age, quote_term(text), asks_about_age(text), state["turn_state"].symptoms
+        )
         if writer is not None:
             written = await writer.write(redact(text), sel, body)
             if written is not None:

@@ -502,6 +502,9 @@ def _ages_with(
     return []
 
 
+ages_with = _ages_with  # public: chat.answer says which age goes with a symptom
+
+
 def _age_bound_to(claim: Claim, recs: list[ServedRecommendation], wanted: set[str]) -> bool | None:
     """Whether the recommendations' criteria bind the claimed age to the symptoms named (None when
     their criteria do not name those symptoms: their text decides)."""
