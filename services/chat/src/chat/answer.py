@@ -102,28 +102,33 @@ def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> 
 
 def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str | None:
     """For each symptom of the patient a presented recommendation names, the age it goes with
-    there: "dysphagia has no age threshold (1.2.1 and 1.2.7)"; "lump in the neck: aged 45 and over
-    (1.8.1)". None when no presented recommendation names them."""
+    there: "dysphagia: no age threshold (1.2.1 and 1.2.7)"; "rectal bleeding: aged 18 to 49 (1.3.1),
+    aged 50 and over (1.3.1)". None when no presented recommendation names them."""
     parts: list[str] = []
     for symptom in symptoms:
         free: list[str] = []
-        bound: OrderedDict[int, list[str]] = OrderedDict()
+        bound: OrderedDict[str, list[str]] = OrderedDict()
         for rec in recs:
             if rec.criteria is None:
                 continue
-            paths = ages_with(rec.criteria, {symptom})
-            if not paths:
-                continue
-            if any(not any(d == "over" for d, _ in p) for p in paths):
-                free.append(rec.id)
-            else:
-                low = min(int(v) for p in paths for d, v in p if d == "over")
-                bound.setdefault(low, []).append(rec.id)
+            for path in ages_with(rec.criteria, {symptom}):
+                if not path:
+                    free.append(rec.id)
+                    continue
+                over = max((int(v) for d, v in path if d == "over"), default=None)
+                under = min((int(v) for d, v in path if d == "under"), default=None)
+                if over is not None and under is not None:
+                    words = f"aged {over} to {under - 1}"
+                else:
+                    words = f"aged {over} and over" if over is not None else f"aged under {under}"
+                ids = bound.setdefault(words, [])
+                if rec.id not in ids:
+                    ids.append(rec.id)
         name = symptom.replace("_", " ")
-        if free:
-            parts.append(f"{name} has no age threshold ({_ids(free)})")
-        for low, ids in bound.items():
-            parts.append(f"{name} goes with aged {low} and over ({_ids(ids)})")
+        ages = [f"no age threshold ({_ids(list(dict.fromkeys(free)))})"] if free else []
+        ages += [f"{words} ({_ids(ids)})" for words, ids in bound.items()]
+        if ages:
+            parts.append(f"{name}: {', '.join(ages)}")
     if not parts:
         return None
     text = "; ".join(parts)
