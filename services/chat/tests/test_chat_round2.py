@@ -139,6 +139,6 @@ def test_the_age_each_symptom_goes_with_is_said() -> None:
         ],
     }
     rec = _rec("1.2.1", "Refer people with dysphagia, or aged 55 and over with weight loss.", either)
-    assert symptom_ages([rec], ["dysphagia"]) == "In NG12, dysphagia: no age threshold (1.2.1)."
-    assert symptom_ages([rec], ["weight_loss"]) == "In NG12, weight loss: aged 55 and over (1.2.1)."
+    assert symptom_ages([rec], ["dysphagia"]) == "In NG12, dysphagia has no age threshold (1.2.1)."
+    assert symptom_ages([rec], ["weight_loss"]) == "In NG12, weight loss goes with aged 55 and over (1.2.1)."
     assert symptom_ages([rec], ["cough"]) is None

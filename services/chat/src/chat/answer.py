@@ -102,8 +102,8 @@ def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> 
 
 def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str | None:
     """For each symptom of the patient a presented recommendation names, the age it goes with
-    there: "dysphagia: no age threshold (1.2.1 and 1.2.7)"; "rectal bleeding: aged 18 to 49 (1.3.1),
-    aged 50 and over (1.3.1)". None when no presented recommendation names them."""
+    there: "dysphagia has no age threshold (1.2.1 and 1.2.7)"; "rectal bleeding goes with aged 18 to
+    49 (1.3.1) or aged 50 and over (1.3.1)". None when no presented recommendation names them."""
     parts: list[str] = []
     for symptom in symptoms:
         free: list[str] = []
@@ -125,10 +125,10 @@ def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str |
                 if rec.id not in ids:
                     ids.append(rec.id)
         name = symptom.replace("_", " ")
-        ages = [f"no age threshold ({_ids(list(dict.fromkeys(free)))})"] if free else []
-        ages += [f"{words} ({_ids(ids)})" for words, ids in bound.items()]
-        if ages:
-            parts.append(f"{name}: {', '.join(ages)}")
+        if free:
+            parts.append(f"{name} has no age threshold ({_ids(list(dict.fromkeys(free)))})")
+        if bound:
+            parts.append(f"{name} goes with " + " or ".join(f"{w} ({_ids(ids)})" for w, ids in bound.items()))
     if not parts:
         return None
     text = "; ".join(parts)
