@@ -303,7 +303,9 @@ def claims(message: str) -> list[Claim]:
         never = re.match(r"(never|no ?one|nobody|no patients?)", m.group(0), re.IGNORECASE) is not None
         clause = re.match(r"[^,.;?!]{0,80}", message[m.start() :])
         said = re.sub(
-            r"\s+(right|correct|yes|isn'?t it|is that (right|correct|true))$", "", clause.group(0).strip()
+            r"\s+(right|correct|yes|isn'?t it|is that (right|correct|true))$",
+            "",
+            clause.group(0).strip() if clause else "",
         )
         out.append(Claim("universal", said or m.group(0).strip(), "never" if never else "all"))
         break
