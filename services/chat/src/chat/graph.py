@@ -546,11 +546,11 @@ def build_graph(
             if not contradicted and knowledge is not None:
                 probe = state["turn_state"]
                 modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
-                context = knowledge.context
+                eval_context = knowledge.context
 
                 def met_at(rec: Any, age: int) -> bool:
                     facts = probe.model_copy(update={"age": age, "modifiers": modifiers}).to_facts()
-                    result = evaluate_all(facts, context, only=[rec.id]).get(rec.id)
+                    result = evaluate_all(facts, eval_context, only=[rec.id]).get(rec.id)
                     return result is not None and result.met
 
                 universal = universal_contradicted(found_claims, for_symptoms, met_at, wanted)
