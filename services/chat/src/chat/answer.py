@@ -100,6 +100,19 @@ def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> 
     return "; ".join(f"{words} ({_ids(sorted(ids, key=rec_sort_key))})" for words, ids in found.items())
 
 
+#: (rec id, its text, symptom) -> the age bounds of each place the symptom is in its criteria
+_PATHS: dict[tuple[str, str, str], list[frozenset[tuple[str, str]]]] = {}
+
+
+def _symptom_paths(rec: ServedRecommendation, symptom: str) -> list[frozenset[tuple[str, str]]]:
+    key = (rec.id, rec.text, symptom)
+    if key not in _PATHS:
+        if len(_PATHS) > 50_000:  # new index versions: start again
+            _PATHS.clear()
+        _PATHS[key] = ages_with(rec.criteria, {symptom}) if rec.criteria is not None else []
+    return _PATHS[key]
+
+
 def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str | None:
     """For each symptom of the patient a presented recommendation names, the age it goes with
     there: "dysphagia has no age threshold (1.2.1 and 1.2.7)"; "rectal bleeding goes with aged 18 to
@@ -111,7 +124,7 @@ def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str |
         for rec in recs:
             if rec.criteria is None:
                 continue
-            for path in ages_with(rec.criteria, {symptom}):
+            for path in _symptom_paths(rec, symptom):
                 if not path:
                     free.append(rec.id)
                     continue
