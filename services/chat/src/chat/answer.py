@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
+from chat.premise import ages_with
 from chat.selection import Selection
 from ng12_common.citations import recommendation_citation
 from ng12_common.criteria import AgeGte, AgeLt, TestByAge, band_for_age, iter_nodes
@@ -99,7 +100,55 @@ def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> 
     return "; ".join(f"{words} ({_ids(sorted(ids, key=rec_sort_key))})" for words, ids in found.items())
 
 
-def _lead(sel: Selection, age: int | None, about_age: bool = False) -> str:
+#: (rec id, its text, symptom) -> the age bounds of each place the symptom is in its criteria
+_PATHS: dict[tuple[str, str, str], list[frozenset[tuple[str, str]]]] = {}
+
+
+def _symptom_paths(rec: ServedRecommendation, symptom: str) -> list[frozenset[tuple[str, str]]]:
+    key = (rec.id, rec.text, symptom)
+    if key not in _PATHS:
+        if len(_PATHS) > 50_000:  # new index versions: start again
+            _PATHS.clear()
+        _PATHS[key] = ages_with(rec.criteria, {symptom}) if rec.criteria is not None else []
+    return _PATHS[key]
+
+
+def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str | None:
+    """For each symptom of the patient a presented recommendation names, the age it goes with
+    there: "dysphagia has no age threshold (1.2.1 and 1.2.7)"; "rectal bleeding goes with aged 18 to
+    49 (1.3.1) or aged 50 and over (1.3.1)". None when no presented recommendation names them."""
+    parts: list[str] = []
+    for symptom in symptoms:
+        free: list[str] = []
+        bound: OrderedDict[str, list[str]] = OrderedDict()
+        for rec in recs:
+            if rec.criteria is None:
+                continue
+            for path in _symptom_paths(rec, symptom):
+                if not path:
+                    free.append(rec.id)
+                    continue
+                over = max((int(v) for d, v in path if d == "over"), default=None)
+                under = min((int(v) for d, v in path if d == "under"), default=None)
+                if over is not None and under is not None:
+                    words = f"aged {over} to {under - 1}"
+                else:
+                    words = f"aged {over} and over" if over is not None else f"aged under {under}"
+                ids = bound.setdefault(words, [])
+                if rec.id not in ids:
+                    ids.append(rec.id)
+        name = symptom.replace("_", " ")
+        if free:
+            parts.append(f"{name} has no age threshold ({_ids(list(dict.fromkeys(free)))})")
+        if bound:
+            parts.append(f"{name} goes with " + " or ".join(f"{w} ({_ids(ids)})" for w, ids in bound.items()))
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return f"In NG12, {text}."
+
+
+def _lead(sel: Selection, age: int | None, about_age: bool = False, symptoms: list[str] | None = None) -> str:
     recs = [r for r, _ in sel.recs]
     lines: list[str] = []
     met = [r.id for r in recs if r.id in sel.met]
@@ -112,6 +161,10 @@ def _lead(sel: Selection, age: int | None, about_age: bool = False) -> str:
             f"{miss.threshold} and over."
         )
     thresholds = age_thresholds(recs, age) if about_age or age is not None else None
+    shown = [*recs, *(m.rec for m in sel.near_misses)]
+    by_symptom = symptom_ages(shown, symptoms or []) if about_age or age is not None else None
+    if by_symptom:
+        lines.append(by_symptom)
     if thresholds:
         lines.append(f"Age criteria in these recommendations: {thresholds}.")
     if not (met or sel.near_misses):
@@ -127,7 +180,13 @@ def _ids(ids: list[str]) -> str:
     return ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + f" and {ids[-1]}"
 
 
-def extractive(sel: Selection, age: int | None, quote: str | None = None, about_age: bool = False) -> str:
+def extractive(
+    sel: Selection,
+    age: int | None,
+    quote: str | None = None,
+    about_age: bool = False,
+    symptoms: list[str] | None = None,
+) -> str:
     """The grouped, verbatim answer for the selected recommendations. A quote request gets the
     sentences that contain its words, or is told plainly that none of them does."""
     not_found = None
@@ -150,7 +209,7 @@ def extractive(sel: Selection, age: int | None, quote: str | None = None, about_
     for rec, _score in sel.recs:
         site = (rec.cancer_site or rec.section_title or "NG12").strip()
         groups.setdefault((site, ACTION_LABELS.get(rec.action, "other advice")), []).append(rec)
-    body = [*([not_found, ""] if not_found else []), _lead(sel, age, about_age), ""]
+    body = [*([not_found, ""] if not_found else []), _lead(sel, age, about_age, symptoms or []), ""]
     for (site, action), recs in groups.items():
         body.append(f"{site[:1].upper()}{site[1:]} - {action}:")
         body.extend(f'> "{r.text.strip()}" {rec_tag(r.id, r.page)}' for r in recs)
@@ -172,6 +231,15 @@ def qualify(body: str) -> str:
         "not cover every part of your question. What is not quoted here is not supported by NG12.\n\n"
     )
     return lead + body
+
+
+def not_said(nearest: list[Citation]) -> str:
+    """NG12 does not say it directly: the nearest recommendations, quoted."""
+    body = "\n".join(f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in nearest)
+    return with_disclaimer(
+        "NG12 does not say this directly. The nearest recommendations it has, which may not answer "
+        f"your question:\n\n{body}"
+    )
 
 
 def refuse() -> str:

@@ -13,6 +13,7 @@ it from the same selected recommendations and its quotes are validated.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
@@ -35,7 +36,7 @@ from chat.guardrails import (
 from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
-from chat.premise import check, claims, describe, is_injection, named_tests
+from chat.premise import check, claims, describe, is_injection, named_tests, universal_contradicted
 from chat.query import (
     PROCESS_SECTIONS,
     asks_about_process,
@@ -50,7 +51,7 @@ from chat.scope import CONTEXT_THRESHOLD, ScopeClassifier
 from chat.selection import Selection, select
 from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
-from ng12_common.criteria import parse_criteria, referenced_concepts
+from ng12_common.criteria import evaluate_all, parse_criteria, referenced_concepts
 from ng12_common.logs import get_logger
 from ng12_common.models import (
     ChatQuery,
@@ -75,10 +76,15 @@ SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k
 PROCESS_GAP = 0.15
 PROCESS_FIRST = 3
 PROCESS_MARGIN = 0.10
+#: Searched for a process question: the process sections and 1.13 (non-site-specific symptoms,
+#: whose 1.13.1 is on the parents' and carers' concern).
+PROCESS_SEARCHED = (*PROCESS_SECTIONS, "1.13")
 #: A question the classifier is sure is in scope (P(in_scope) >= SURE_IN_SCOPE) whose search ranked
 #: a recommendation first is answered with it, hedged, when it scores at least SURE_FLOOR.
 SURE_IN_SCOPE = 0.90
 SURE_FLOOR = 0.20
+#: A follow-up that adds to what the patient has ("also", "as well", "too", "in addition").
+_ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|on top)\b", re.IGNORECASE)
 NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only above this (grading's weak)
 
 
@@ -143,6 +149,23 @@ def _with_written_out(turn: ClinicalState, text: str, normalized: str, knowledge
         return turn
     modifiers = {**extra.modifiers, **turn.modifiers}
     return turn.model_copy(update={"symptoms": symptoms, "cancer_sites": sites, "modifiers": modifiers})
+
+
+def _process_first(text: str, on_process: list[Any], knowledge: Knowledge | None, top: float) -> list[str]:
+    """A process question's recommendations, in the order they answer it: search's first, and
+    those within PROCESS_MARGIN of the best score; ordered by the question's wording they share
+    (weighted by rarity in NG12), then search's order. Near-equal scores within 1.14 ("what
+    information should I give ...?") are told apart by the words: 1.14.5's "information given to
+    people ... referred to"."""
+    pool = [h for i, h in enumerate(on_process) if i == 0 or h.score >= top - PROCESS_MARGIN]
+    ids = list(dict.fromkeys(h.canonical[0].id for h in pool))
+    if knowledge is None:
+        return ids
+    order = {rid: i for i, rid in enumerate(ids)}
+    shared = {
+        rid: knowledge.overlap(text, knowledge.recs[rid]) if rid in knowledge.recs else 0.0 for rid in ids
+    }
+    return sorted(ids, key=lambda rid: (-round(shared[rid], 1), order[rid]))
 
 
 def _on_error(next_node: str) -> Any:
@@ -344,7 +367,7 @@ def build_graph(
             # a follow-up's own clinical (or process) words may find what the topic's do not: both
             searches.append(retrieval.search(text, top_k=k, mode="chat"))
         if process:  # NG12's sections on the referral process, for the message as typed
-            searches.append(retrieval.search(text, top_k=k, mode="chat", sections=PROCESS_SECTIONS))
+            searches.append(retrieval.search(text, top_k=k, mode="chat", sections=PROCESS_SEARCHED))
         if define:
             searches.append(retrieval.search(str(term), top_k=5, mode="chat", doc_types=["guideline_text"]))
         try:
@@ -357,6 +380,9 @@ def build_graph(
             update["definition"] = next(
                 (h for h in results.pop().hits if h.section.lower().endswith(suffix)), None
             )
+        found = results[0]
+        hits = [h for r in results for h in r.hits]
+        knowledge = await knowledge_cache.get(found.index_version)
         first: list[str] = []
         if process:
             on_process = [h for h in results[-1].hits if h.canonical]  # in search's order
@@ -367,12 +393,9 @@ def build_graph(
             # other; all of them for a question naming no symptom, site or test, else at most 3
             clinical = bool(named_tests(text)) or (turn is not None and turn.names_clinical_terms)
             if on_process and top >= best - PROCESS_GAP:
-                first = [h.canonical[0].id for h in on_process if h.score >= top - PROCESS_MARGIN]
+                first = _process_first(text, on_process, knowledge, top)
                 first = first[: PROCESS_FIRST if clinical else request.top_k]
         update["first"] = first
-        found = results[0]
-        hits = [h for r in results for h in r.hits]
-        knowledge = await knowledge_cache.get(found.index_version)
         if knowledge is None:
             turn = ClinicalState()
         elif knowledge is not known or turn is None:  # first turn, or a new index version
@@ -446,17 +469,56 @@ def build_graph(
         if state["query"].strategy != "direct":  # a follow-up: the session's patient
             merged = state["meta"].state.merged(turn)
             update: dict[str, Any] = {"age": merged.age, "sex": merged.sex, "tests": merged.tests}
-            if not turn.names_clinical_terms:  # "what if they were 80?": same patient, other age
+            # "what if they were 80?": same patient, other age; "and if he has also lost weight?":
+            # the same patient's symptoms and this one
+            if not turn.names_clinical_terms or _ADDS.search(state["text"]):
+                negated = [
+                    n for n in merged.negated if n not in turn.symptoms
+                ]  # "no weight loss", then "also lost weight"
                 update |= {"symptoms": merged.symptoms, "modifiers": merged.modifiers}
-                update |= {"negated": merged.negated, "cancer_sites": merged.cancer_sites}
+                update |= {"negated": negated, "cancer_sites": merged.cancer_sites}
             turn = turn.model_copy(update=update)
         first = [candidates[rid] for rid in state.get("first", []) if rid in candidates]
         return select(
             list(candidates.values()), knowledge, turn, state["request"].top_k, state["text"], first
         )
 
+    def _nearest(state: ChatState, n: int = 2) -> list[Citation]:
+        """The best-scoring recommendations search found for the question (at most n)."""
+        ranked = sorted(((r, s) for r, s in _scored_recs(state)), key=lambda rs: -rs[1])
+        return [compose.rec_citation(r, s) for r, s in ranked[:n]]
+
+    def _scored_recs(state: ChatState) -> list[tuple[Any, float]]:
+        knowledge = state.get("knowledge")
+        known = knowledge.recs if knowledge else {}
+        best: dict[str, tuple[Any, float]] = {}
+        for hit in state.get("hits", []):
+            for rec in hit.canonical:
+                if rec.id not in best or hit.score > best[rec.id][1]:
+                    best[rec.id] = (known.get(rec.id) or rec_from_pb(rec), hit.score)
+        return list(best.values())
+
+    def _cited(state: ChatState, result: dict[str, Any]) -> dict[str, Any]:
+        """No answer goes out without a citation: an answer or a contradicted premise that cites
+        nothing says what NG12 does not say and cites the nearest recommendations found, or, when
+        search found none, is a refusal."""
+        if result.get("citations") or result.get("grounding") not in ("sufficient", "weak", "contradicted"):
+            return result
+        nearest = _nearest(state)
+        if not nearest:
+            return {"answer": compose.refuse(), "grounding": "none", "citations": []}
+        if result["grounding"] == "contradicted":
+            found = claims(state["text"])
+            claimed = describe(found) if found else "that"
+            return {
+                "answer": compose.false_premise(claimed, nearest),
+                "grounding": "contradicted",
+                "citations": nearest,
+            }
+        return {"answer": compose.not_said(nearest), "grounding": "weak", "citations": nearest}
+
     async def _answer(state: ChatState, hedged: bool) -> dict[str, Any]:
-        result = await _answer_text(state, hedged)
+        result = _cited(state, await _answer_text(state, hedged))
         if state.get("declined"):  # a mixed request: the rest declined by name, first
             result["answer"] = compose.declined(state["declined"]) + result["answer"]
         return result
@@ -484,6 +546,19 @@ def build_graph(
                 r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
             ]
             contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
+            if not contradicted and knowledge is not None:
+                probe = state["turn_state"]
+                modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
+                eval_context = knowledge.context
+
+                def met_at(rec: Any, age: int) -> bool:
+                    facts = probe.model_copy(update={"age": age, "modifiers": modifiers}).to_facts()
+                    result = evaluate_all(facts, eval_context, only=[rec.id]).get(rec.id)
+                    return result is not None and result.met
+
+                universal = universal_contradicted(found_claims, for_symptoms, met_at, wanted)
+                if universal is not None:
+                    contradicted, quoted = [universal], for_symptoms
             if contradicted:
                 quotes = [compose.rec_citation(r) for r in quoted[:3]]
                 compared, _ = results_lead(_patient_tests(state), _patient_age(state), every)
@@ -545,7 +620,9 @@ def build_graph(
         age_answer = asks_about_age(text) and compose.age_thresholds(recs, age) is not None
         supported = sel.met or concept_match or definition is not None or age_answer
         grounding: Grounding = "sufficient" if (not hedged or supported) else "weak"
-        body = compose.extractive(sel, age, quote_term(text), asks_about_age(text))
+        body = compose.extractive(
+            sel, age, quote_term(text), asks_about_age(text), state["turn_state"].symptoms
+        )
         if writer is not None:
             written = await writer.write(redact(text), sel, body)
             if written is not None:

@@ -126,7 +126,11 @@ _DOSING = re.compile(
     r"radiotherap\w*|immunotherap\w*|how long (will|does|do) (he|she|they|i) (have|live)|mortality|"
     # "surgery" as an operation, not the GP surgery ("came into the surgery", "at our surgery")
     r"(?<!the )(?<!our )(?<!my )(?<!gp )(?<!practice )(?<!this )(?<!at )(?<!into )(?<!to )surgery|"
-    r"surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after)\b",
+    r"surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after|"
+    # how a cancer is treated or managed (not "treatment-resistant dyspepsia")
+    r"how (is|are|would|should|do|does|can) ([a-z'-]+ ){1,3}(be |get )?(treated|managed)|"
+    r"treat(ment)? options?|first[- ]line (treatment|therapy)|"
+    r"how (do|should|would|can) (i|you|we) (treat|manage) (it|this|that|them|her|him|[a-z]+ cancer))\b",
     re.IGNORECASE,
 )
 _NAMED_GUIDANCE = re.compile(
@@ -147,9 +151,18 @@ _SCREENING_WELL = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE_SPLIT = re.compile(
-    r"(?:[?;]+\s*|,\s*(?:and|also|but|then|plus)\b\s*|\s+(?:and|also|plus|then|but)\s+(?=(?:can|could|"
+    r"(?:[?;]+\s*|,\s*(?:and|also|but|then|plus)\b\s*|\s+(?:\+|&|/)\s+|"
+    # a new question after a comma: "draft the letter, which recommendation applies?"
+    r",\s*(?=(?:which|what|when|how|who|where|does|do|is|are|can|could|should|would|will|please)\b)|\s+(?:and|also|plus|then|but)\s+(?=(?:can|could|"
     r"would|will|please|also|what|which|how|who|where|when|write|draft|fill|give|tell|book|send|"
     r"do|does|is|are|i need|i'd like|help)\b)|\.\s+)",
+    re.IGNORECASE,
+)
+#: The request itself at the start of a task clause ("draft a referral letter", "can you fill in
+#: the 2ww form"), before what it says about the patient ("for my 70 year old with ...").
+_TASK_LEAD = re.compile(
+    r"^.*?\b(letters?|notes?|forms?|proformas?|referrals?|prescriptions?|scripts?|e-?mails?|reports?|"
+    r"summar(y|ies)|documents?|templates?)\b",
     re.IGNORECASE,
 )
 _FILLER = re.compile(r"^(please|thanks?|thank you|cheers|ok|also|and|too)?[\s!.?,]*$", re.IGNORECASE)
@@ -188,4 +201,10 @@ def mixed_request(message: str) -> tuple[str, list[tuple[str, OutOfScopeKind]]] 
     kept = [part for part, kind in kinds if kind is None and _words(part) >= 2]
     if not declined or not kept:
         return None
-    return " ".join(f"{k.rstrip('?')}?" for k in kept), declined
+    # the patient a declined request describes is the question's too: "draft a letter for my
+    # 70-year-old with anaemia, which recommendation applies?" asks about that patient
+    about = [
+        _TASK_LEAD.sub("", part, count=1).strip(" ,.;:-") for part, kind in declined if kind == "task_request"
+    ]
+    about = [a for a in about if _words(a) >= 3 and rule_scope(a) is None]
+    return " ".join([*(f"{k.rstrip('?')}?" for k in kept), *about]), declined

@@ -8,6 +8,8 @@ concepts the criteria trees reference). Reloaded when retrieval reports a new in
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -46,6 +48,65 @@ class Knowledge:
     @cached_property
     def sites(self) -> set[str]:
         return {r.cancer_site for r in self.recs.values() if r.cancer_site}
+
+    @cached_property
+    def idf(self) -> dict[str, float]:
+        """Inverse document frequency of each word stem over the recommendations' text."""
+        docs = [set(stems(r.text)) for r in self.recs.values()]
+        counts: dict[str, int] = {}
+        for doc in docs:
+            for stem in doc:
+                counts[stem] = counts.get(stem, 0) + 1
+        return {stem: math.log((1 + len(docs)) / (1 + n)) for stem, n in counts.items()}
+
+    def overlap(self, question: str, rec: ServedRecommendation) -> float:
+        """How much of the question's wording a recommendation shares, weighted by how rare each
+        shared word stem is in NG12 ("information ... give ... referring" and 1.14.5's "The
+        information given to people ... being referred to")."""
+        mine = set(stems(rec.text))
+        return sum(self.idf.get(s, 0.0) for s in set(stems(question)) if s in mine)
+
+
+#: Words a question uses that say nothing about which recommendation it means.
+_STOP = frozenset(
+    "what when which where whose does should would could will shall have has had this that these those "
+    "with from about into they them their there then than your yours ng12 nice guideline guidelines "
+    "recommend recommends recommendation say says said anything something advice patient patients "
+    "person people someone also just only been being were some any more most very much such".split()
+)
+
+
+def stems(text: str) -> list[str]:
+    """Crude word stems (the first 4 letters of each word of 4 or more letters that is not a
+    question word): "referring", "referred", "referral" -> "refe"; "give", "given" -> "give"."""
+    lowered = _NOT_SURE.sub("uncertainty", text.lower())
+    words = re.findall(r"[a-z][a-z0-9]+", re.sub(r"\[\d{4}.*?\]", "", lowered))
+    words = [_SAME_AS.get(w, w) for w in words]
+    return [w[:4] for w in words if len(w) >= 4 and w not in _STOP]
+
+
+#: Everyday words for NG12's own ("mum" -> parent, "worried" -> concern).
+_SAME_AS = {
+    "mum": "parent",
+    "mother": "parent",
+    "dad": "parent",
+    "father": "parent",
+    "parents'": "parent",
+    "son": "child",
+    "daughter": "child",
+    "kid": "child",
+    "kids": "child",
+    "baby": "child",
+    "worried": "concern",
+    "worry": "concern",
+    "worries": "concern",
+    "anxious": "anxiety",
+    "info": "information",
+    "pts": "people",
+    "pt": "person",
+    "unsure": "uncertainty",
+}
+_NOT_SURE = re.compile(r"\b(not sure|unsure|uncertain)\b")
 
 
 def _criteria_lexicon(recs: dict[str, ServedRecommendation]) -> list[LexiconEntry]:

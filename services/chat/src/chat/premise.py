@@ -22,6 +22,7 @@ does say (the recommendations naming the claim's test or site first), with citat
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,7 +42,7 @@ from ng12_common.criteria import (
 from ng12_common.served_recommendations import ServedRecommendation
 
 ClaimKind = Literal[
-    "threshold", "age", "interval", "urgency", "test", "action", "measure", "population", "joint"
+    "threshold", "age", "interval", "urgency", "test", "action", "measure", "population", "joint", "universal"
 ]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
@@ -298,10 +299,84 @@ def claims(message: str) -> list[Claim]:
         key = _test_key(m.group(1), _SCANS)
         if key is not None:
             out.append(Claim("test", m.group(0).strip(), key, key))
+    for m in _UNIVERSAL.finditer(message):  # "everyone with ...", "always", "never": over-broad rules
+        never = re.match(r"(never|no ?one|nobody|no patients?)", m.group(0), re.IGNORECASE) is not None
+        clause = re.match(r"[^,.;?!]{0,80}", message[m.start() :])
+        said = re.sub(
+            r"\s+(right|correct|yes|isn'?t it|is that (right|correct|true))$",
+            "",
+            clause.group(0).strip() if clause else "",
+        )
+        out.append(Claim("universal", said or m.group(0).strip(), "never" if never else "all"))
+        break
     for m in _POPULATION.finditer(message):  # checked only together with the other claims
         group = "adults" if m.group(1).lower().startswith(("adult", "grown")) else "children"
         out.append(Claim("population", m.group(0).strip(), group))
     return out
+
+
+#: A rule claimed for everyone with the symptoms ("everyone with haemoptysis", "all patients with
+#: dyspepsia", "always", "any adult with", "at any age") or for no one ("never", "no one under 50").
+_UNIVERSAL = re.compile(
+    r"\b(every(?:one|body)?|all (?:patients|people|adults|children|kids|women|men|those|cases|pts)|"
+    r"always|any ?(?:one|body)|any (?:adult|patient|person|woman|man|child|kid|pt)s?|"
+    r"regardless of (?:their )?age|at any age|whatever (?:their )?age|irrespective of (?:their )?age|"
+    r"no matter (?:what |their |how old)\w*|never|no ?one|nobody|no patients?)\b",
+    re.IGNORECASE,
+)
+#: Ages a universal claim is probed at, per group it names.
+_PROBE_AGES = {
+    "adults": (18, 25, 30, 35, 40, 45, 50, 55, 60, 65, 75, 85),
+    "children": (1, 5, 10, 15),
+    "any": (5, 15, 18, 25, 30, 35, 40, 45, 50, 55, 60, 65, 75, 85),
+}
+
+
+def universal_contradicted(
+    found: list[Claim],
+    for_symptoms: list[ServedRecommendation],
+    met_at: Callable[[ServedRecommendation, int], bool],
+    wanted: set[str],
+) -> Claim | None:
+    """The universal claim ("everyone with X needs a CT", "never refer X under 50") NG12 does not
+    make, checked against the whole population its recommendations on those symptoms cover:
+    "all": one of them (with the test, route or urgency claimed, if any) must apply at every age of
+    the group claimed (within any age bound claimed), whatever else the patient has; "never": none
+    of them may apply in the ages claimed. None when it holds, or no recommendation names the
+    symptoms (nothing to check against)."""
+    universal = next((c for c in found if c.kind == "universal"), None)
+    if universal is None or not for_symptoms:
+        return None
+    named = [c for c in found if c.kind in ("test", "action", "urgency")]
+    pool = [r for r in for_symptoms if all(_contains(r.text, c) for c in named)]
+    group = next((c.value for c in found if c.kind == "population"), "any")
+    ages = _PROBE_AGES.get(group, _PROBE_AGES["any"])
+    for c in found:
+        if c.kind == "age":
+            bound = int(c.value)
+            ages = tuple(a for a in ages if (a >= bound if c.subject == "over" else a < bound))
+    if universal.value == "never":
+        if not named and not any(c.kind == "age" for c in found):
+            return None  # "never" about what? nothing to hold it against
+        if any(_ages_with_allow(r, wanted, ages) for r in pool):
+            return universal
+        return None
+    if not ages:
+        return None
+    if any(all(met_at(r, age) for age in ages) for r in pool):
+        return None
+    return universal
+
+
+def _ages_with_allow(rec: ServedRecommendation, wanted: set[str], ages: tuple[int, ...]) -> bool:
+    """The recommendation's criteria put a wanted symptom with age bounds some of these ages meet."""
+    if rec.criteria is None:
+        return False
+    for bounds in _ages_with(rec.criteria, wanted):
+        for age in ages:
+            if all(age >= int(v) if d == "over" else age < int(v) for d, v in bounds):
+                return True
+    return False
 
 
 #: The group a rule is claimed for ("for adults", "kids with ...").
@@ -429,6 +504,9 @@ def _ages_with(
     return []
 
 
+ages_with = _ages_with  # public: chat.answer says which age goes with a symptom
+
+
 def _age_bound_to(claim: Claim, recs: list[ServedRecommendation], wanted: set[str]) -> bool | None:
     """Whether the recommendations' criteria bind the claimed age to the symptoms named (None when
     their criteria do not name those symptoms: their text decides)."""
@@ -453,8 +531,9 @@ def check(
     symptoms (`for_symptoms`); other claims against the recommendations retrieved for the question."""
     contradicted: list[Claim] = []
     quoted: list[ServedRecommendation] = []
+    never = any(c.kind == "universal" and c.value == "never" for c in found)
     for claim in found:
-        if claim.kind == "population":
+        if claim.kind in ("population", "universal") or (never and claim.kind == "age"):
             continue
         if claim.kind in ("action", "urgency") and for_symptoms:
             if not any(_contains(r.text, claim) for r in for_symptoms):
@@ -481,7 +560,7 @@ def check(
             contradicted.append(claim)
             if pool is for_symptoms:
                 quoted += [r for r in pool if r not in quoted]
-    joint = [c for c in found if c.kind in _JOINT]
+    joint = [c for c in found if c.kind in _JOINT and not (never and c.kind == "age")]
     if not contradicted and for_symptoms and len([c for c in joint if c.kind != "population"]) >= 2:
         # each claim is NG12's somewhere; one recommendation on these symptoms must make them all
         if not any(all(_holds(r, c, wanted or set()) for c in joint) for r in for_symptoms):
@@ -507,7 +586,7 @@ def claimed_details(message: str) -> list[str]:
     return [
         c.value.split(" ")[0] if c.kind == "interval" else c.value
         for c in claims(message)
-        if c.kind != "test"
+        if c.kind not in ("test", "universal")
     ]
 
 

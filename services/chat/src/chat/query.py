@@ -83,6 +83,9 @@ _PROCESS = re.compile(
     r"follow(ed)?[- ]up|safety[- ]net\w*|come back|re-?evaluat\w*|review (them|him|her)|"
     r"discuss\w* with (a |the )?specialist|specialist advice|advice and guidance|a ?(\+|&) ?g|"
     r"uncertainty|not sure (whether|if)|unsure (whether|if)|atypical|non-?specific symptoms|"
+    # the safety netting group: a symptom, but the referral criteria not met
+    r"(doesn'?t|does not|don'?t|do not|not|never|without) (quite )?(meet|meeting|fulfil\w*|qualify\w*)|"
+    r"(criteria|threshold) (are |is )?not met|below the (referral )?threshold|"
     r"responsib\w*|chas(e|es|ing)|acts? on the results?|who (reviews|checks)|"
     r"referral (letter|correspondence)|include in the referral|working day|"
     r"additional (support )?needs|personal circumstances|deaf|blind|learning disabilit\w*|"

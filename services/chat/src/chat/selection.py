@@ -150,6 +150,11 @@ def select(
         # all the question found ("17yo with an abdominal mass - do the neuroblastoma recs
         # apply?": 1.12.1 is for children, and the answer says so)
         kept = [(r, s) for r, s in kept if _age_ok(r, turn.age)] or kept
+    named_group = groups_named(text) if turn.age is None else None
+    if named_group:  # "adult with ...", "a child with ...": that group's recommendations
+        kept = [
+            (r, s) for r, s in kept if r.population.get("age_group") in (None, "any", *named_group)
+        ] or kept
     if turn.sex:
         kept = [(r, s) for r, s in kept if r.population.get("sex") in (None, "any", turn.sex)]
     if sel.met:  # a patient was described: recs whose criteria are not met are not presented
@@ -184,6 +189,21 @@ def select(
             if age == turn.age:
                 sel.near_misses.append(NearMiss(rec, threshold, age))
     return sel
+
+
+_ADULT_WORDS = re.compile(r"\b(adults?|grown-?ups?)\b", re.I)
+_CHILD_WORDS = re.compile(
+    r"\b(child(ren)?|kids?|paediatric|pediatric|infants?|babies|baby|toddlers?|boy|girl|son|daughter)\b", re.I
+)
+
+
+def groups_named(text: str) -> tuple[str, ...] | None:
+    """NG12's age groups a question names without an age ("adult with ...": adults; "a child
+    with ...": children and young people), or None when it names both or neither."""
+    adult, child = bool(_ADULT_WORDS.search(text)), bool(_CHILD_WORDS.search(text))
+    if adult == child:
+        return None
+    return ("adults",) if adult else ("children", "children_and_young_people")
 
 
 def _other_symptoms(rec: ServedRecommendation, wanted: set[str]) -> bool:

@@ -1,0 +1,144 @@
+"""Issue 12, round 2: mixed requests in many phrasings, universal claims, process questions,
+age groups named without an age, and the word overlap that orders process recommendations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chat.guardrails import mixed_request
+from chat.knowledge import stems
+from chat.premise import Claim, claims, universal_contradicted
+from chat.query import asks_about_process
+from chat.selection import groups_named
+from ng12_common.criteria import parse_criteria
+from ng12_common.served_recommendations import ServedRecommendation
+
+
+@pytest.mark.parametrize(
+    ("message", "kind", "kept"),
+    [
+        ("is haemoptysis a 2WW and write me the letter", "task_request", "haemoptysis"),
+        ("what does NG12 say about dyspepsia, and what omeprazole dose?", "treatment", "dyspepsia"),
+        (
+            "When should I refer a breast lump? Also what's the waiting time at our local hospital?",
+            "logistics",
+            "breast lump",
+        ),
+        (
+            "Which patients with haematuria need a 2WW, and what's the prognosis for bladder cancer?",
+            "treatment",
+            "haematuria",
+        ),
+        ("refer criteria for melanoma; and the phone number for dermatology", "logistics", "melanoma"),
+        ("what are the red flags for ovarian cancer + how is it treated", "treatment", "ovarian"),
+        ("breast lump in a 35 year old / can you fill in the 2ww form", "task_request", "breast lump"),
+        ("how is myeloma treated and which blood tests does NG12 suggest?", "treatment", "blood tests"),
+        ("need the 2ww criteria for lung ca, then book her an appointment please", "logistics", "lung"),
+        (
+            "Draft a referral letter for my 70yo with iron deficiency anaemia, which NG12 rec applies?",
+            "task_request",
+            "iron deficiency anaemia",
+        ),
+    ],
+)
+def test_a_mixed_request_keeps_the_in_scope_part_and_names_the_rest(
+    message: str, kind: str, kept: str
+) -> None:
+    found = mixed_request(message)
+    assert found is not None
+    text, declined = found
+    assert kind in {k for _, k in declined}
+    assert kept in text.lower()
+
+
+def test_treatment_resistant_dyspepsia_is_not_a_treatment_request() -> None:
+    assert mixed_request("treatment-resistant dyspepsia in a 60 year old: when to refer?") is None
+
+
+def _rec(rid: str, text: str, criteria: dict[str, Any]) -> ServedRecommendation:
+    return ServedRecommendation(
+        id=rid,
+        section=rid.rsplit(".", 1)[0],
+        cancer_site="lung",
+        page=1,
+        text=text,
+        action="suspected_cancer_pathway_referral",
+        strength="must",
+        criteria=parse_criteria(criteria),
+    )
+
+
+def test_universal_claims_are_extracted_only_from_assertions() -> None:
+    assert [c.kind for c in claims("NG12 says everyone with haemoptysis needs a chest X-ray")].count(
+        "universal"
+    ) == 1
+    assert not claims("Does NG12 say anything about any patient with a neck lump?")
+    never = [
+        c for c in claims("NG12 says never refer rectal bleeding under 50, right?") if c.kind == "universal"
+    ]
+    assert never and never[0].value == "never"
+
+
+def test_a_universal_claim_holds_only_for_every_age_it_covers() -> None:
+    aged_40 = {
+        "op": "all",
+        "of": [{"op": "age_gte", "value": 40}, {"op": "symptom", "concept": "haemoptysis"}],
+    }
+    any_age = {"op": "symptom", "concept": "dysphagia"}
+    rec40 = _rec("1.1.1", "Refer people aged 40 and over with unexplained haemoptysis.", aged_40)
+    rec_any = _rec("1.2.1", "Refer people with dysphagia.", any_age)
+    everyone = [Claim("universal", "everyone with it", "all")]
+    assert universal_contradicted(everyone, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is not None
+    assert universal_contradicted(everyone, [rec_any], lambda r, age: True, {"dysphagia"}) is None
+    over_40 = [*everyone, Claim("age", "over 40", "40", "over")]
+    assert universal_contradicted(over_40, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is None
+    never_under = [Claim("universal", "never", "never"), Claim("age", "under 50", "50", "under")]
+    assert universal_contradicted(never_under, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is not None
+    never_under_30 = [Claim("universal", "never", "never"), Claim("age", "under 30", "30", "under")]
+    assert universal_contradicted(never_under_30, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Patient has a symptom linked to cancer but doesn't meet any referral criteria. What then?",
+        "she doesn't quite meet the 2WW criteria - now what?",
+        "Symptoms are atypical and I'm not sure whether to refer",
+    ],
+)
+def test_process_questions(message: str) -> None:
+    assert asks_about_process(message)
+
+
+def test_groups_named_without_an_age() -> None:
+    assert groups_named("Adult with unexplained lymphadenopathy") == ("adults",)
+    assert groups_named("a child with bruising") == ("children", "children_and_young_people")
+    assert groups_named("adults and children with lymphadenopathy") is None
+    assert groups_named("lymphadenopathy") is None
+
+
+def test_stems_match_everyday_and_guideline_wording() -> None:
+    assert set(stems("What info should I give a patient I'm referring?")) >= {"info", "give", "refe"}
+    assert "pare" in stems("Mum keeps coming back worried")
+    assert "unce" in stems("I'm not sure whether to refer")
+
+
+def test_the_age_each_symptom_goes_with_is_said() -> None:
+    from chat.answer import symptom_ages
+
+    either = {
+        "op": "any",
+        "of": [
+            {"op": "symptom", "concept": "dysphagia"},
+            {
+                "op": "all",
+                "of": [{"op": "age_gte", "value": 55}, {"op": "symptom", "concept": "weight_loss"}],
+            },
+        ],
+    }
+    rec = _rec("1.2.1", "Refer people with dysphagia, or aged 55 and over with weight loss.", either)
+    assert symptom_ages([rec], ["dysphagia"]) == "In NG12, dysphagia has no age threshold (1.2.1)."
+    assert symptom_ages([rec], ["weight_loss"]) == "In NG12, weight loss goes with aged 55 and over (1.2.1)."
+    assert symptom_ages([rec], ["cough"]) is None
