@@ -20,6 +20,7 @@ import asyncio
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,36 @@ def report_probs(
     return report(pooled, probs, held, threshold)
 
 
+def _print_choice(
+    c: float,
+    t: float,
+    how: str,
+    r: dict[str, object],
+    report_at: Callable[[float], dict[str, object]],
+    only_false_refusals: bool = False,
+) -> None:
+    """The chosen C and threshold: accuracy, per-class table, threshold sweep and the errors."""
+    print(f"\nchosen: C={c:g}, threshold P(in_scope) < {t:.2f} -> out of scope")
+    print(
+        f"{how} accuracy {r['accuracy']:.3f} (6 classes), in/out of scope {r['scope_accuracy']:.3f}, "
+        f"false refusals {r['false_refusal_rate']:.3f}, missed refusals {r['missed_refusal_rate']:.3f}"
+    )
+    print("| class | precision | recall | n |\n|---|---|---|---|")
+    for label, (p, rec, n) in r["per_class"].items():  # type: ignore[attr-defined]
+        print(f"| {label} | {p:.3f} | {rec:.3f} | {n} |")
+    print(f"\nthreshold sweep at the chosen C ({how}, query embeddings):")
+    for t2 in THRESHOLDS:
+        rr = report_at(t2)
+        print(
+            f"  t={t2:.2f}: accuracy {rr['accuracy']:.3f}, false refusals {rr['false_refusal_rate']:.3f}, "
+            f"missed {rr['missed_refusal_rate']:.3f}"
+        )
+    print(f"\n{'false refusals' if only_false_refusals else 'errors'} at the chosen threshold ({how}):")
+    for line in r["errors"]:  # type: ignore[attr-defined]
+        if not only_false_refusals or str(line).startswith("in_scope ->"):
+            print("  -", line)
+
+
 async def run_cv(addr: str, k: int) -> None:
     """Stratified k-fold cross-validation: every example is held out once (embedded as a query,
     as chat embeds a message) and predicted by a model fitted on the other folds (documents)."""
@@ -150,26 +181,11 @@ async def run_cv(addr: str, k: int) -> None:
     c, t = best[2], best[3]
     order, probs = results[c]
     r = report_probs(order, probs, examples, t)
-    print(f"\nchosen: C={c:g}, threshold P(in_scope) < {t:.2f} -> out of scope")
-    print(
-        f"cross-validated accuracy {r['accuracy']:.3f} (6 classes), "
-        f"in/out of scope {r['scope_accuracy']:.3f}, "
-        f"false refusals {r['false_refusal_rate']:.3f}, missed refusals {r['missed_refusal_rate']:.3f}"
-    )
-    print("| class | precision | recall | n |\n|---|---|---|---|")
-    for label, (p, rec, n) in r["per_class"].items():  # type: ignore[attr-defined]
-        print(f"| {label} | {p:.3f} | {rec:.3f} | {n} |")
-    print("\nthreshold sweep at the chosen C (cross-validated, query embeddings):")
-    for t2 in THRESHOLDS:
-        rr = report_probs(order, probs, examples, t2)
-        print(
-            f"  t={t2:.2f}: accuracy {rr['accuracy']:.3f}, false refusals {rr['false_refusal_rate']:.3f}, "
-            f"missed {rr['missed_refusal_rate']:.3f}"
-        )
-    print("\nfalse refusals at the chosen threshold:")
-    for line in r["errors"]:  # type: ignore[attr-defined]
-        if str(line).startswith("in_scope ->"):
-            print("  -", line)
+
+    def at(t2: float) -> dict[str, object]:
+        return report_probs(order, probs, examples, t2)
+
+    _print_choice(c, t, "cross-validated", r, at, only_false_refusals=True)
 
 
 async def run(addr: str) -> None:
@@ -216,24 +232,7 @@ async def run(addr: str) -> None:
     t = chosen[c]
     model = ScopeModel.fit(train_vectors, [e.label for e in train], c=c)
     r = report(model, held_query, held, t)
-    print(f"\nchosen: C={c:g}, threshold P(in_scope) < {t:.2f} -> out of scope")
-    print(
-        f"held-out accuracy {r['accuracy']:.3f} (6 classes), in/out of scope {r['scope_accuracy']:.3f}, "
-        f"false refusals {r['false_refusal_rate']:.3f}, missed refusals {r['missed_refusal_rate']:.3f}"
-    )
-    print("| class | precision | recall | n |\n|---|---|---|---|")
-    for label, (p, rec, n) in r["per_class"].items():  # type: ignore[attr-defined]
-        print(f"| {label} | {p:.3f} | {rec:.3f} | {n} |")
-    print("\nthreshold sweep at the chosen C (held out, query embeddings):")
-    for t2 in THRESHOLDS:
-        rr = report(model, held_query, held, t2)
-        print(
-            f"  t={t2:.2f}: accuracy {rr['accuracy']:.3f}, false refusals {rr['false_refusal_rate']:.3f}, "
-            f"missed {rr['missed_refusal_rate']:.3f}"
-        )
-    print("\nheld-out errors at the chosen threshold:")
-    for line in r["errors"]:  # type: ignore[attr-defined]
-        print("  -", line)
+    _print_choice(c, t, "held out", r, lambda t2: report(model, held_query, held, t2))
 
 
 def main() -> None:

@@ -195,3 +195,17 @@ def start_chroma_server(tmp: Path, port: int | None = None) -> tuple[subprocess.
 
     wait_for(_up, 60, 0.2, "Chroma server heartbeat")
     return proc, port
+
+
+def kb_slice(kb: Any, start: int, end: int) -> Any:
+    """A KnowledgeBase holding recommendations start..end (by their rule_search chunks) and nothing
+    else: two slices share no chunk, so a test can build distinguishable index versions."""
+    chunks = [c for c in kb.chunks if c.doc_type == "rule_search"][start:end]
+    ids = {r for c in chunks for r in c.recommendation_ids}
+    return kb.model_copy(
+        update={
+            "chunks": chunks,
+            "recommendations": [r for r in kb.recommendations if r.id in ids],
+            "symptom_rows": [],
+        }
+    )

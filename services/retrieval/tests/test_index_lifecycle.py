@@ -19,25 +19,7 @@ from ingestion.index_upload import IndexBuildFailed, upload_index
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
 from ng12_common.knowledge import KnowledgeBase
-from tests.support import RetrievalProcess, start_retrieval, stop_process
-
-
-def _slice(kb: KnowledgeBase, n: int) -> KnowledgeBase:
-    chunks = [c for c in kb.chunks if c.doc_type == "rule_search"][:n]
-    ids = {r for c in chunks for r in c.recommendation_ids}
-    return kb.model_copy(
-        update={
-            "chunks": chunks,
-            "recommendations": [r for r in kb.recommendations if r.id in ids],
-            "symptom_rows": [],
-        }
-    )
-
-
-@pytest.fixture(scope="module")
-def real_kb(retrieval_server: RetrievalProcess) -> KnowledgeBase:
-    (path,) = (retrieval_server.chroma_dir.parent / "kb").glob("ng12-*.json")
-    return KnowledgeBase.model_validate_json(path.read_text(encoding="utf-8"))
+from tests.support import kb_slice, start_retrieval, stop_process
 
 
 class Server:
@@ -80,7 +62,7 @@ def _search_version(addr: str) -> str:
 
 def test_lifecycle(server: Server, real_kb: KnowledgeBase) -> None:
     # v1 built and activated
-    v1 = upload_index(server.addr, _slice(real_kb, 12))["version"]
+    v1 = upload_index(server.addr, kb_slice(real_kb, 0, 12))["version"]
     assert _search_version(server.addr) == v1
 
     # v2 builds while v1 answers queries in a loop: no query fails, all name v1 until activation
@@ -103,7 +85,7 @@ def test_lifecycle(server: Server, real_kb: KnowledgeBase) -> None:
     loop = threading.Thread(target=query_loop)
     loop.start()
     try:
-        v2 = upload_index(server.addr, _slice(real_kb, 24), activate=False)["version"]
+        v2 = upload_index(server.addr, kb_slice(real_kb, 0, 24), activate=False)["version"]
     finally:
         stop.set()
         loop.join()
@@ -116,12 +98,12 @@ def test_lifecycle(server: Server, real_kb: KnowledgeBase) -> None:
             raise RuntimeError("ingestion worker killed mid-upload")
 
     with pytest.raises(grpc.RpcError):
-        upload_index(server.addr, _slice(real_kb, 24), batch_size=4, progress=broken_progress)
+        upload_index(server.addr, kb_slice(real_kb, 0, 24), batch_size=4, progress=broken_progress)
     statuses = {v.version: v.status for v in _versions(server.addr).versions}
     assert "failed" in statuses.values() and _search_version(server.addr) == v1
 
     # a build that fails validation never becomes active
-    kb_bad = _slice(real_kb, 6)
+    kb_bad = kb_slice(real_kb, 0, 6)
     kb_bad = kb_bad.model_copy(update={"recommendations": kb_bad.recommendations[:2]})
     with pytest.raises(IndexBuildFailed) as failed:
         upload_index(server.addr, kb_bad)

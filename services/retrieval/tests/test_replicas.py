@@ -29,29 +29,10 @@ from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
 from ng12_common.knowledge import KnowledgeBase
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
-from tests.support import RetrievalProcess, start_chroma_server, start_retrieval, stop_process
+from tests.support import kb_slice, start_chroma_server, start_retrieval, stop_process
 
 QUERIES = ["haemoptysis", "lump in the breast", "rectal bleeding", "weight loss", "hoarseness", "fatigue"]
 PROPAGATION_LIMIT_S = 5.0
-
-
-def _slice(kb: KnowledgeBase, start: int, end: int) -> KnowledgeBase:
-    """Recommendations start..end (their rule_search chunks): two slices share no chunk."""
-    chunks = [c for c in kb.chunks if c.doc_type == "rule_search"][start:end]
-    ids = {r for c in chunks for r in c.recommendation_ids}
-    return kb.model_copy(
-        update={
-            "chunks": chunks,
-            "recommendations": [r for r in kb.recommendations if r.id in ids],
-            "symptom_rows": [],
-        }
-    )
-
-
-@pytest.fixture(scope="module")
-def real_kb(retrieval_server: RetrievalProcess) -> KnowledgeBase:
-    (path,) = (retrieval_server.chroma_dir.parent / "kb").glob("ng12-*.json")
-    return KnowledgeBase.model_validate_json(path.read_text(encoding="utf-8"))
 
 
 @dataclass
@@ -220,7 +201,7 @@ def test_replica_refuses_index_changes(cluster: Cluster) -> None:
 def test_activate_rollback_and_kill_a_replica_under_load(
     cluster: Cluster, real_kb: KnowledgeBase, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kb1, kb2 = _slice(real_kb, 0, 20), _slice(real_kb, 20, 40)
+    kb1, kb2 = kb_slice(real_kb, 0, 20), kb_slice(real_kb, 20, 40)
     replicas = [cluster.addr("r1"), cluster.addr("r2")]
 
     v1 = upload_index(cluster.writer_addr, kb1)["version"]
