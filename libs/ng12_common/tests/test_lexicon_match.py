@@ -173,3 +173,11 @@ def test_result_in_words_with_suggests() -> None:
         lex,
     )
     assert "blood_tests_suggest_myeloma" in facts.findings and unrecognised == []
+
+
+def test_a_queried_diagnosis_is_found_as_a_whole_word() -> None:
+    from ng12_common.reading.explanations import _queried
+
+    assert _queried("?UTI on dipstick", "uti")
+    assert not _queried("routine bloods; UTI treated", "uti")  # 'uti' inside 'routine' is not it
+    assert _queried("routine bloods, ?UTI", "uti")

@@ -608,6 +608,36 @@ def test_items_of_an_examination_stated_normal(knowledge: GuidelineKnowledge) ->
         ),
         knowledge,
     )
-    assert normal.complete, normal.unrecognised
+    # "cranial nerves" names no finding: normal; "gait" and "coordination" are words of NG12's
+    # neurological findings, so they stay unread rather than be taken as normal (safety first)
+    assert normal.unrecognised == ["gait", "coordination"]
+    assert normal.top_action == "incomplete"
     abnormal = assess(_record(age=34, exam_findings=["coordination poor, gait unsteady"]), knowledge)
     assert "newly_abnormal_central_neurological_function" in abnormal.facts.symptoms
+
+
+def test_memory_and_belief_never_hide_a_finding(knowledge: GuidelineKnowledge) -> None:
+    """What the patient does not remember or think is not a negation of the finding beside it."""
+    outcome = assess(
+        _record(age=62, symptoms=["can't remember when she started coughing up blood"]), knowledge
+    )
+    assert "1.1.1" in outcome.matched_ids
+    outcome = assess(
+        _record(age=55, symptoms=["cannot remember when the bleeding from her back passage started"]),
+        knowledge,
+    )
+    assert "rectal_bleeding" in outcome.facts.symptoms
+
+
+def test_the_bottom_lip_is_not_the_anal_bottom(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(_record(age=60, symptoms=["lump on bottom lip for 4 weeks"]), knowledge)
+    assert "anal_mass" not in outcome.facts.symptoms
+    assert not any(r.startswith("1.3.") for r in outcome.matched_ids)
+
+
+def test_a_finding_listed_after_normal_incl_is_not_taken_as_normal(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(
+        _record(age=70, exam_findings=["neuro exam normal incl. cranial nerves, weakness L arm"]), knowledge
+    )
+    assert not outcome.complete or "1.9.1" in outcome.matched_ids
+    assert outcome.top_action != "no_criteria_met"

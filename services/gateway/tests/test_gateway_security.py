@@ -121,6 +121,7 @@ def test_production_refuses_local_accounts_unless_enabled(tmp_path: Path) -> Non
         "redis_url": "redis://x",
         "environment": "production",
         "auth_jwt_secret": "s" * 40,
+        "retrieval_service_token": "t" * 40,
     }
     with pytest.raises(ValidationError, match="OIDC_ISSUER"):
         GatewaySettings(**base)

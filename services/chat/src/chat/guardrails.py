@@ -150,6 +150,9 @@ _SCREENING_WELL = re.compile(
     r"without symptoms|healthy)\b",
     re.IGNORECASE,
 )
+_RESULT_NAMED = re.compile(
+    r"\b(raised|high|elevated|low|abnormal|positive|found on|came back|results?|refer\w*)\b", re.IGNORECASE
+)
 _CLAUSE_SPLIT = re.compile(
     r"(?:[?;]+\s*|,\s*(?:and|also|but|then|plus)\b\s*|\s+(?:\+|&|/)\s+|"
     # a new question after a comma: "draft the letter, which recommendation applies?"
@@ -176,7 +179,10 @@ def rule_scope(text: str) -> OutOfScopeKind | None:
         return "other_guideline"
     if _PROGRAMMES.search(text) and not _IN_SCOPE_OVERRIDE.search(text):
         return "other_guideline"
-    if _SCREENING_WELL.search(text):  # NG12 is about people with symptoms, not screening the well
+    # NG12 is about people with symptoms, not screening the well (a raised result found on
+    # screening bloods is a finding NG12 does cover)
+    well = _SCREENING_WELL.search(text)
+    if well and not _IN_SCOPE_OVERRIDE.search(text) and not _RESULT_NAMED.search(text):
         return "other_guideline"
     if _LOGISTICS.search(text):
         return "logistics"

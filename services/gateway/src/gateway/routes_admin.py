@@ -29,6 +29,7 @@ from gateway.admin_models import (
     JobList,
     JobStatus,
 )
+from gateway.audit.recorder import AuditUnavailable
 from gateway.audit.records import AuditKind, AuditRecord
 from gateway.deps import ApiKeys, Audit, Jobs, Retrieval
 from gateway.jobs import IngestionJobs, IngestionRunning
@@ -162,14 +163,14 @@ async def start_ingestion(
     except IngestionRunning as exc:
         await _admin(audit, request, 409, action="ingestion", refused="ingestion_running", running=exc.job_id)
         return _running(exc)
-    try:
+    try:  # audited before it is queued: a job that runs always has its record
+        await _admin(
+            audit, request, 202, action="ingestion", job_id=job_id, activate=body.activate, force=body.force
+        )
         await jobs.enqueue(body.pdf_path, body.activate, force=body.force, job_id=job_id)
     except BaseException:
         await jobs.release(job_id)
         raise
-    await _admin(
-        audit, request, 202, action="ingestion", job_id=job_id, activate=body.activate, force=body.force
-    )
     return JSONResponse(status_code=202, content=JobAccepted(job_id=job_id).model_dump())
 
 
@@ -229,24 +230,24 @@ async def _start_upload(
         stored: FilePath | None = None
         try:
             stored = await asyncio.to_thread(store_pdf, upload.file, settings.upload_dir, job_id)
+            await _admin(  # audited before it is queued: a job that runs always has its record
+                audit,
+                request,
+                202,
+                action="ingestion_upload",
+                job_id=job_id,
+                activate=activate,
+                force=force,
+                filename=filename,
+                sha256=checked.sha256,
+                size=checked.size,
+            )
             await jobs.enqueue(str(stored), activate, force=force, filename=filename, job_id=job_id)
         except BaseException:
             if stored is not None:
                 stored.unlink(missing_ok=True)
             await jobs.release(job_id)
             raise
-        await _admin(
-            audit,
-            request,
-            202,
-            action="ingestion_upload",
-            job_id=job_id,
-            activate=activate,
-            force=force,
-            filename=filename,
-            sha256=checked.sha256,
-            size=checked.size,
-        )
         return JSONResponse(status_code=202, content=JobAccepted(job_id=job_id).model_dump())
     finally:
         await form.close()
@@ -305,14 +306,18 @@ async def create_api_key(
     request: Request, body: ApiKeyRequest, user: Admin, keys: ApiKeys, audit: Audit
 ) -> CreatedApiKey:
     created = await asyncio.to_thread(keys.create, body.name, body.roles, user.subject)
-    await _admin(
-        audit,
-        request,
-        201,
-        action="api_key_create",
-        key_id=created.key_id,
-        roles=[r.value for r in body.roles],
-    )
+    try:
+        await _admin(
+            audit,
+            request,
+            201,
+            action="api_key_create",
+            key_id=created.key_id,
+            roles=[r.value for r in body.roles],
+        )
+    except AuditUnavailable:  # its secret would never be shown: a live key nobody holds, unaudited
+        await asyncio.to_thread(keys.revoke, created.key_id)
+        raise
     return created
 
 

@@ -143,7 +143,7 @@ class GatewaySettings(HttpServiceSettings):
 
     @classmethod
     def secret_fields(cls) -> tuple[str, ...]:
-        return ("auth_jwt_secret",)
+        return ("auth_jwt_secret", "retrieval_service_token")
 
 
 ALLOWED_ALGORITHMS = frozenset(

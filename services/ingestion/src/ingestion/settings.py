@@ -41,3 +41,8 @@ class IngestionSettings(ServiceSettings):
     # `python -m ng12_common.healthcheck heartbeat FILE MAX_AGE` fails when it is older.
     heartbeat_file: Path = Path("var/ingestion/heartbeat")
     heartbeat_interval_seconds: float = Field(default=10.0, gt=0, le=300)
+
+    @classmethod
+    def secret_fields(cls) -> tuple[str, ...]:
+        # production never runs with the index-changing RPCs open (or unable to call them)
+        return ("retrieval_service_token",)

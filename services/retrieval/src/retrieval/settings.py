@@ -55,3 +55,8 @@ class RetrievalSettings(ServiceSettings):
     vertex_embedding_model: str = "text-embedding-005"
     vertex_embedding_dimension: int = Field(default=768, ge=1, le=3072)
     vertex_timeout_seconds: float = Field(default=30.0, gt=0)
+
+    @classmethod
+    def secret_fields(cls) -> tuple[str, ...]:
+        # production never runs with the index-changing RPCs open (or unable to call them)
+        return ("retrieval_service_token",)

@@ -170,8 +170,10 @@ def _queried(text: str, term: str) -> bool:
     """The raw entry puts a question mark before the diagnosis ("?UTI", "? chest infection")."""
     low = text.lower()
     first = term.split()[0]
-    at = low.find(first)
-    return at > 0 and bool(_UNCERTAIN_RAW.search(low[:at]))
+    return any(
+        m.start() > 0 and bool(_UNCERTAIN_RAW.search(low[: m.start()]))
+        for m in re.finditer(rf"\b{re.escape(first)}\b", low)
+    )
 
 
 _TSH_KEYS = frozenset({"tsh", "thyroid stimulating hormone", "serum tsh"})

@@ -295,7 +295,9 @@ _NORMAL_LIST = re.compile(
 
 def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
     """An examination stated normal with a list of what it included ("neuro exam normal incl.
-    cranial nerves, gait, coordination"): the short items of the list are normal too."""
+    cranial nerves, gait, coordination"): the short items of the list are normal too. Safety: an
+    item holding a finding word of the lexicon (other than a body site: "weakness L arm") is not
+    taken as normal; it stays unread, so the record stays incomplete rather than hide it."""
     norm = normalise_phrase(entry, keep_stop_words=True)
     m = _NORMAL_LIST.search(norm)
     if m is None:
@@ -303,7 +305,10 @@ def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
     listed = set()
     for i in range(first, len(reading.findings)):
         item = reading.findings[i]
-        if item.status == "unread" and len(item.clause.split()) <= 3 and norm.find(item.clause) > m.start():
+        if item.status != "unread" or len(item.clause.split()) > 3 or norm.find(item.clause) <= m.start():
+            continue
+        words = set(stems(re.findall(r"[a-z0-9]+", item.clause.lower())))
+        if not words & (reading.clinical_words - site_stems()):
             item.status, item.evidence = "absent", "listed in an examination stated normal"
             listed.add(i)
     reading.pending = [p for p in reading.pending if p.index not in listed]

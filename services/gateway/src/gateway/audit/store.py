@@ -84,7 +84,10 @@ class AuditStore:
     def query(
         self, since: str | None = None, user: str | None = None, kind: str | None = None, limit: int = 1000
     ) -> list[AuditRecord]:
-        stmt = select(audit_log.c.record, audit_log.c.hash).order_by(audit_log.c.seq).limit(limit)
+        """Oldest first. With `since`: the first `limit` records from then on (page forward with the
+        last one's ts); without: the latest `limit` records, so a plain read shows recent activity."""
+        order = audit_log.c.seq if since else audit_log.c.seq.desc()
+        stmt = select(audit_log.c.record, audit_log.c.hash).order_by(order).limit(limit)
         if since:
             stmt = stmt.where(audit_log.c.ts >= since)
         if user:
@@ -93,6 +96,8 @@ class AuditStore:
             stmt = stmt.where(audit_log.c.kind == kind)
         with self._engine.connect() as conn:
             rows = conn.execute(stmt).all()
+        if not since:
+            rows.reverse()
         return [AuditRecord(**json.loads(r[0]), hash=r[1]) for r in rows]
 
     def iter_all(self, batch: int = 1000) -> Iterator[tuple[int, str, str, str]]:
