@@ -299,6 +299,9 @@ def test_scope_rules_do_not_take_the_gp_surgery_or_the_verb_address() -> None:
     assert rule_scope("what's the address of the breast clinic?") == "logistics"
     assert rule_scope("is surgery the best option for a small renal mass?") == "treatment"
     assert rule_scope("healthy 55 year old with no symptoms wants PSA screening") == "other_guideline"
+    # a result found on screening is a finding NG12 covers (thrombocytosis, a raised PSA)
+    assert rule_scope("symptom-free man, raised platelet count found on routine screening bloods") is None
+    assert rule_scope("no symptoms but a high PSA came back on a screening test - refer?") is None
 
 
 def test_definition_questions_name_one_or_more_terms() -> None:

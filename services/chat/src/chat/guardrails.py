@@ -182,7 +182,7 @@ def rule_scope(text: str) -> OutOfScopeKind | None:
     # NG12 is about people with symptoms, not screening the well (a raised result found on
     # screening bloods is a finding NG12 does cover)
     well = _SCREENING_WELL.search(text)
-    if well and not _IN_SCOPE_OVERRIDE.search(text) and not _RESULT_NAMED.search(text):
+    if well and not _RESULT_NAMED.search(text):
         return "other_guideline"
     if _LOGISTICS.search(text):
         return "logistics"

@@ -95,7 +95,7 @@ class AuditStore:
         if kind:
             stmt = stmt.where(audit_log.c.kind == kind)
         with self._engine.connect() as conn:
-            rows = conn.execute(stmt).all()
+            rows = list(conn.execute(stmt).all())
         if not since:
             rows.reverse()
         return [AuditRecord(**json.loads(r[0]), hash=r[1]) for r in rows]
