@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import statistics
@@ -101,17 +102,34 @@ async def _drive(
     connector = aiohttp.TCPConnector(limit=clients * 2)
     chat_sessions: dict[str, str] = {}  # the phase's session names -> ids the server made
     async with aiohttp.ClientSession(base_url, connector=connector, headers=headers or {}) as session:
+        refused: set[int] = set()  # statuses of refused session requests, printed once each
 
-        async def session_id(name: str) -> str:
+        async def session_id(name: str) -> str | int:
+            """The server's session id for a phase's session name, or the HTTP status that refused
+            to make one (401 signed out, 429 rate limited): the request then counts as an error."""
             if name not in chat_sessions:
                 async with session.post("/api/v1/chat/sessions") as made:
-                    chat_sessions[name] = (await made.json())["session_id"]
+                    text = await made.text()
+                    try:
+                        made_id = json.loads(text)["session_id"] if made.status == 200 else None
+                    except (ValueError, KeyError, TypeError):
+                        made_id = None
+                    if not isinstance(made_id, str):
+                        status = made.status if made.status != 200 else 502
+                        if status not in refused:
+                            refused.add(status)
+                            print(f"POST /api/v1/chat/sessions answered {made.status}: {text[:200]}")
+                        return status
+                    chat_sessions[name] = made_id
             return chat_sessions[name]
 
         async def send(client: int, i: int) -> int:
             method, path, body = request_for(client, i)
             if body and "session_id" in body:
-                body = {**body, "session_id": await session_id(str(body["session_id"]))}
+                made = await session_id(str(body["session_id"]))
+                if isinstance(made, int):
+                    return made  # no session: counted as an error, not sent
+                body = {**body, "session_id": made}
             async with session.request(method, path, json=body) as reply:
                 await reply.read()
                 return reply.status

@@ -5,7 +5,8 @@ gives them, in dependency order: retrieval -> ingestion worker -> assessment, ch
 gateway. Uses REDIS_URL (default redis://127.0.0.1:6379/0); if nothing answers there and
 `redis-server` is installed, starts one. On first start with no active index the worker
 ingests the NG12 PDF at NG12_PDF (default data/ng12.pdf). Ready when the gateway's /readyz
-answers 200. Ctrl-C (or SIGTERM) stops every process it started.
+says `"status": "ready"` (every service up and an index served; a 200 with "degraded" is not
+enough). Ctrl-C (or SIGTERM) stops every process it started.
 
 Overrides (environment): PORT (gateway), ASSESSMENT_PORT, CHAT_PORT, RETRIEVAL_PORT,
 RETRIEVAL_METRICS_PORT, WORKER_METRICS_PORT, GATEWAY_METRICS_PORT, REDIS_URL, NG12_PDF, VAR_DIR
@@ -261,12 +262,13 @@ class Stack:
         raise TimeoutError(f"{name} did not come up within {timeout:.0f}s")
 
     def wait_ready(self, timeout: float) -> float:
-        """Wait until the gateway's /readyz is 200 (all dependencies, an active index). A failed
-        first-start ingestion (bad or missing PDF...) is reported at once, not at the timeout."""
+        """Wait until the gateway's /readyz says "ready" (every dependency up, an active index; the
+        gateway answers 200 "degraded" before that). A failed first-start ingestion (bad or
+        missing PDF...) is reported at once, not at the timeout."""
         start = time.monotonic()
         while time.monotonic() - start < timeout:
             self._check_alive()
-            if _http_ok(f"http://127.0.0.1:{self.cfg.gateway_port}/readyz"):
+            if fully_ready(f"http://127.0.0.1:{self.cfg.gateway_port}/readyz"):
                 return time.monotonic() - start
             failure = self._first_ingestion_failure()
             if failure:
@@ -277,7 +279,9 @@ class Stack:
                     f"NG12 index to serve{where}"
                 )
             time.sleep(0.5)
-        raise TimeoutError(f"the stack was not ready within {timeout:.0f}s (GET /readyz on the gateway)")
+        raise TimeoutError(
+            f"the stack was not ready within {timeout:.0f}s (GET /readyz on the gateway: status 'ready')"
+        )
 
     # --- redis ----------------------------------------------------------------------------
 
@@ -331,6 +335,17 @@ class Stack:
         with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=10) as reply:
             token = json.load(reply)["access_token"]
         return {"Authorization": f"Bearer {token}"}
+
+
+def fully_ready(url: str) -> bool:
+    """A service's /readyz at `url` answers 200 with `"status": "ready"`: every check passes,
+    advisory ones included (the gateway's /readyz is 200 "degraded" while a service behind it,
+    e.g. retrieval with no index yet, is not ready)."""
+    try:
+        with urllib.request.urlopen(url, timeout=1.5) as resp:  # noqa: S310 - local probe
+            return int(resp.status) == 200 and json.loads(resp.read()).get("status") == "ready"
+    except (OSError, ValueError):
+        return False
 
 
 def _http_ok(url: str) -> bool:

@@ -427,7 +427,7 @@ def test_admin_upload_progress_diff_activate_and_roll_back(
 
 def test_a_bad_upload_is_refused(admin: Session, base_url: str, stack: Any, tmp_path: Path) -> None:
     page = admin.tab("admin")
-    page.wait_for_selector("#jobs")
+    page.wait_for_selector("#jobs > *")  # the job list (or "No ingestion jobs yet.") is rendered
     jobs_before = page.locator("#jobs tr.job").count()
     fake = tmp_path / "guideline.pdf"
     fake.write_bytes(b"This is a text file, not a PDF.\n" * 20)
@@ -437,8 +437,13 @@ def test_a_bad_upload_is_refused(admin: Session, base_url: str, stack: Any, tmp_
     error = page.text_content("#upload-error")
     assert re.search(r"Refused \(4\d\d", error), error
     assert "PDF" in error
-    page.click("#jobs-refresh")
-    page.wait_for_timeout(500)
+    shown = page.locator("#jobs > *").first.element_handle()
+    with page.expect_response(
+        lambda r: r.url.endswith("/api/v1/admin/ingestions") and r.request.method == "GET"
+    ) as listing:
+        page.click("#jobs-refresh")
+    assert listing.value.ok
+    page.wait_for_function("old => !old.isConnected", arg=shown)  # the list was rendered again from it
     assert page.locator("#jobs tr.job").count() == jobs_before  # nothing was queued
     listed = httpx.get(f"{base_url}/api/v1/admin/ingestions", headers=stack.auth_headers("admin"), timeout=30)
     assert all(j.get("filename") != "guideline.pdf" for j in listed.json()["jobs"])

@@ -184,7 +184,8 @@ def live_stack(
     """Gateway -> real assessment and chat apps (HTTP) -> the REAL retrieval server (repo-root fixture)."""
     with live_gateway_settings(retrieval_addr, redis_url, tmp_path_factory.mktemp("gateway")) as settings:
         with TestClient(create_app(settings), raise_server_exceptions=False) as client:
-            wait_for(lambda: client.get("/readyz").status_code == 200, 120, 0.5, "the live stack to be ready")
+            ready = lambda: client.get("/readyz").json()["status"] == "ready"  # noqa: E731
+            wait_for(ready, 120, 0.5, "the live stack to be ready")
             yield client
 
 

@@ -213,3 +213,27 @@ def test_redis_down_is_a_clear_503(make_gateway: Callable[..., TestClient]) -> N
     with make_gateway(session_redis_url=f"redis://127.0.0.1:{free_port()}/0") as client:
         reply = client.post("/api/v1/chat/sessions", headers=CLINICIAN)
         assert reply.status_code == 503 and reply.json()["error"]["code"] == "redis_unavailable"
+        message = reply.json()["error"]["message"]
+        assert "session store is unavailable" in message and "retry" in message
+        assert "Error" not in message and "127.0.0.1" not in message  # no exception names, no hosts
+        assert reply.headers["Retry-After"] == "5"
+
+
+def test_export_since_starts_at_its_first_record(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """iter_all(since=...) finds where to start with the ts index: the statements it runs do not
+    grow with the records before `since`, and it yields exactly the records from then on."""
+    from sqlalchemy import event
+
+    engine = make_engine(f"sqlite:///{tmp_path_factory.mktemp('since') / 'audit.sqlite3'}")
+    store = AuditStore(engine)
+    _fill(store, 30)
+    since = store.query_seq(26).ts  # type: ignore[union-attr]
+    statements: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    rows = list(store.iter_all(batch=2, since=since))
+    assert [seq for seq, *_ in rows] == [26, 27, 28, 29, 30]
+    selects = [s for s in statements if "FROM audit_log" in s]
+    assert len(selects) == 1 + 3 + 1  # where to start, three batches of <= 2, the empty end
+    assert list(store.iter_all(since="2999-01-01")) == []
+    assert len(list(store.iter_all(batch=7))) == 30
+    engine.dispose()

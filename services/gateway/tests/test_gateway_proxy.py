@@ -8,6 +8,7 @@ from collections.abc import Callable
 from fastapi.testclient import TestClient
 
 from services.gateway.tests.conftest import bearer
+from tests.support import free_port
 
 CLINICIAN = bearer("proxy-tester", "clinician")
 
@@ -89,11 +90,27 @@ def test_chat_answers_pass_through(make_gateway: Callable[..., TestClient], chat
         assert down.status_code == 503 and down.json()["error"]["code"] == "retrieval_unavailable"
 
 
-def test_readiness_lists_every_dependency(offline_gateway: TestClient) -> None:
+def test_readiness_lists_every_dependency_and_stays_ready_degraded(offline_gateway: TestClient) -> None:
+    """The services behind the gateway are advisory: all of them down, the gateway still serves
+    sign-in, sessions and whatever answers, so /readyz stays 200 and says "degraded"."""
     reply = offline_gateway.get("/readyz")
-    assert reply.status_code == 503
-    checks = reply.json()["checks"]
-    assert set(checks) == {"assessment", "chat", "retrieval", "redis"}
-    assert checks["redis"] == "ok"
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["status"] == "degraded"
+    checks = body["checks"]
+    assert set(checks) == {"assessment", "chat", "retrieval", "redis", "database"}
+    assert checks["redis"] == "ok" and checks["database"] == "ok"
     assert "cannot be reached" in checks["assessment"] and "cannot be reached" in checks["chat"]
+    assert "retrieval" in checks["retrieval"] and checks["retrieval"] != "ok"
+    assert body["advisory"] == ["assessment", "chat", "retrieval"]
     assert offline_gateway.get("/livez").status_code == 200
+
+
+def test_not_ready_without_its_own_redis(make_gateway: Callable[..., TestClient]) -> None:
+    """Its own Redis (sign-in, sessions, rate limits) is required: without it /readyz is 503."""
+    with make_gateway(redis_url=f"redis://127.0.0.1:{free_port()}/0") as client:
+        reply = client.get("/readyz")
+    assert reply.status_code == 503, reply.text
+    body = reply.json()
+    assert body["status"] == "not_ready"
+    assert "unavailable" in body["checks"]["redis"] and body["checks"]["database"] == "ok"

@@ -15,6 +15,7 @@ CLINICIAN = bearer("live-tester", "clinician")
 def test_ready_when_everything_is_up(live_stack: TestClient) -> None:
     reply = live_stack.get("/readyz")
     assert reply.status_code == 200, reply.text
+    assert reply.json()["status"] == "ready"
     assert set(reply.json()["checks"].values()) == {"ok"}
 
 
@@ -67,7 +68,7 @@ def test_admin_indexes(live_stack: TestClient, admin_headers: dict[str, str]) ->
 
     unknown = live_stack.post("/api/v1/admin/indexes/no-such-version/activate", headers=admin_headers)
     assert unknown.status_code == 404, unknown.text
-    assert unknown.json()["error"]["code"] == "not_found"
+    assert unknown.json()["error"]["code"] == "index_version_not_found"  # refused without asking retrieval
 
 
 def test_personal_data_is_redacted_before_chat_stores_it(live_stack: TestClient) -> None:

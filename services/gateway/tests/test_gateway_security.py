@@ -202,7 +202,10 @@ def test_oidc_tokens_verified_against_the_jwks(
 
         ok = me(_idp_token(issuer, key))
         assert ok.status_code == 200, ok.text
-        assert ok.json() == {"subject": "oidc:dr.jones", "roles": ["clinician"], "method": "oidc"}
+        # the subject is the immutable `sub`, not the renamable preferred_username
+        assert ok.json() == {"subject": "oidc:u-123", "roles": ["clinician"], "method": "oidc"}
+        renamed = me(_idp_token(issuer, key, preferred_username="someone.else"))
+        assert renamed.json()["subject"] == "oidc:u-123"
         admin = _idp_token(issuer, key, realm_access={"roles": ["ng12-admin"]})
         assert (
             client.get("/api/v1/admin/audit", headers={"Authorization": f"Bearer {admin}"}).status_code == 200
@@ -221,6 +224,53 @@ def test_oidc_tokens_verified_against_the_jwks(
             ).status_code
             == 403
         )
+
+
+def test_oidc_user_claim_is_configurable(
+    make_gateway: Callable[..., TestClient], oidc_issuer: tuple[str, Any]
+) -> None:
+    issuer, key = oidc_issuer
+    with make_gateway(
+        oidc_issuer=issuer,
+        oidc_audience="ng12-api",
+        oidc_roles_claim="realm_access.roles",
+        oidc_role_map={"ng12-gp": "clinician"},
+        oidc_user_claim="preferred_username",
+    ) as client:
+        token = _idp_token(issuer, key)
+        reply = client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+        assert reply.status_code == 200 and reply.json()["subject"] == "oidc:dr.jones"
+
+
+def test_identity_provider_outage_is_503_not_401(
+    make_gateway: Callable[..., TestClient], oidc_issuer: tuple[str, Any]
+) -> None:
+    """Discovery or JWKS unreachable: the token may be fine, so 503 (retry), never 401 (sign in again)."""
+    issuer, key = oidc_issuer
+    roles = {"oidc_roles_claim": "realm_access.roles", "oidc_role_map": {"ng12-gp": "clinician"}}
+    down_issuer = f"http://127.0.0.1:{free_port()}/realms/ng12"  # nothing listens there
+    with make_gateway(oidc_issuer=down_issuer, oidc_audience="ng12-api", **roles) as client:
+        token = _idp_token(down_issuer, key)
+        reply = client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+        assert reply.status_code == 503, reply.text
+        error = reply.json()["error"]
+        assert error["code"] == "identity_provider_unavailable"
+        assert "discovery document" in error["message"] and "Try again" in error["message"]
+        assert reply.headers["Retry-After"] == "5"
+    keys_down = f"http://127.0.0.1:{free_port()}/certs"
+    with make_gateway(
+        oidc_issuer=issuer, oidc_audience="ng12-api", oidc_jwks_url=keys_down, **roles
+    ) as client:
+        reply = client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {_idp_token(issuer, key)}"})
+        assert reply.status_code == 503, reply.text
+        assert reply.json()["error"]["code"] == "identity_provider_unavailable"
+        assert "keys" in reply.json()["error"]["message"]
+    with make_gateway(oidc_issuer=issuer, oidc_audience="ng12-api", **roles) as client:  # provider up
+        other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        forged = client.get(
+            "/api/v1/auth/me", headers={"Authorization": f"Bearer {_idp_token(issuer, other_key)}"}
+        )
+        assert forged.status_code == 401  # a bad token is still a bad token
 
 
 # --- API keys ---------------------------------------------------------------------------------------

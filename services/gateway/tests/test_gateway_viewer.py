@@ -27,7 +27,8 @@ ADMIN = bearer("root", "admin")
 def gw(retrieval_addr: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     with live_gateway_settings(retrieval_addr, redis_url, tmp_path_factory.mktemp("viewer")) as settings:
         with TestClient(create_app(settings), raise_server_exceptions=False) as client:
-            wait_for(lambda: client.get("/readyz").status_code == 200, 120, 0.5, "the gateway to be ready")
+            ready = lambda: client.get("/readyz").json()["status"] == "ready"  # noqa: E731
+            wait_for(ready, 120, 0.5, "the gateway to be ready")
             yield client
 
 
@@ -115,13 +116,21 @@ def test_sections_recommendations_and_symptom_tables(gw: TestClient) -> None:
     assert "1.1.1" in [i["id"] for i in by_id_q["items"]]
     two = gw.get("/api/v1/guideline/recommendations?limit=2&offset=1", headers=CLIN).json()
     assert two["total"] == 109 and [i["id"] for i in two["items"]] == ["1.1.2", "1.1.3"]
+    assert all(i["section_title"] and i["action"] for i in two["items"])
+    both = gw.get(
+        "/api/v1/guideline/recommendations?section=1.1&q=chest%20x-ray&limit=200", headers=CLIN
+    ).json()
+    assert both["total"] == len(both["items"]) >= 1
+    assert all(i["section"] == "1.1" and "chest x-ray" in i["text"].lower() for i in both["items"])
 
     tables = gw.get("/api/v1/guideline/symptom-tables", headers=CLIN).json()
     assert tables["total"] == len(tables["items"]) >= 200
     row = tables["items"][0]
     assert row["table"] and row["symptom"] and row["cancer"] and row["recommendation_ids"] and row["page"] > 0
     narrowed = gw.get("/api/v1/guideline/symptom-tables?q=haemoptysis", headers=CLIN).json()
-    assert 0 < narrowed["total"] < tables["total"]
+    assert 0 < narrowed["total"] == len(narrowed["items"]) < tables["total"]
+    by_rec = gw.get("/api/v1/guideline/symptom-tables?q=1.1.1", headers=CLIN).json()["items"]
+    assert by_rec and all("1.1.1" in r["recommendation_ids"] or "1.1.1" in r["text"] for r in by_rec)
     assert all(
         "haemoptysis" in (r["symptom"] + r["text"] + " ".join(r["heading_path"])).lower()
         for r in narrowed["items"]
@@ -162,7 +171,10 @@ def test_chunk_browser_filters_and_pages(gw: TestClient) -> None:
     assert detail["chunk_id"] == rs["chunk_id"] and detail["metadata"]
     assert detail["recommendation"]["id"] == rs["recommendation_id"] and detail["recommendation"]["text"]
 
-    assert gw.get(f"{base}/ng12:nope", headers=ADMIN).status_code == 404
+    no_chunk = gw.get(f"{base}/ng12:nope", headers=ADMIN)  # mapped from retrieval's NOT_FOUND kind
+    assert no_chunk.status_code == 404 and no_chunk.json()["error"]["code"] == "chunk_not_found"
+    no_version = gw.get("/api/v1/admin/indexes/v999/chunks/ng12:rec:1.1.1", headers=ADMIN)
+    assert no_version.status_code == 404 and no_version.json()["error"]["code"] == "index_version_not_found"
     missing = gw.get("/api/v1/admin/indexes/v999/chunks", headers=ADMIN)
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "index_version_not_found"
     assert gw.get(f"{base}?limit=0", headers=ADMIN).status_code == 422

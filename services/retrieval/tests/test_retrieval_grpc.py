@@ -187,3 +187,41 @@ def test_collapsed_hits_carry_their_supporting_passages(stub) -> None:  # type: 
         assert len(hit.supporting) <= 3
         for s in hit.supporting:
             assert s.chunk_id != hit.chunk_id and s.text and 1 <= s.page <= 95 and 0.0 <= s.score <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("call", "request_message", "missing"),
+    [
+        ("ActivateIndex", pb.ActivateIndexRequest(version="v999"), "index_version"),
+        ("GetRecommendations", pb.GetRecommendationsRequest(ids=["9.9.9"]), "recommendation"),
+        ("GetRecommendations", pb.GetRecommendationsRequest(version="v999"), "index_version"),
+        ("GetChunk", pb.GetChunkRequest(chunk_id="ng12:nope"), "chunk"),
+        ("GetChunk", pb.GetChunkRequest(version="v999", chunk_id="ng12:rec:1.1.1"), "index_version"),
+        ("ListChunks", pb.ListChunksRequest(version="v999"), "index_version"),
+        ("RenderPage", pb.RenderPageRequest(page=9, highlight_id="1.99.99"), "recommendation"),
+        ("RenderPage", pb.RenderPageRequest(version="v999", page=9), "index_version"),
+    ],
+)
+def test_not_found_names_what_is_missing(stub, call: str, request_message, missing: str) -> None:  # type: ignore[no-untyped-def]
+    """Clients map NOT_FOUND by the `ng12-not-found` trailing metadata, never the message text."""
+    from ng12_common.grpc_utils import NOT_FOUND_KINDS, NOT_FOUND_METADATA
+
+    with pytest.raises(grpc.RpcError) as err:
+        getattr(stub, call)(request_message, timeout=15)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    trailing = dict(err.value.trailing_metadata())
+    assert trailing[NOT_FOUND_METADATA] == missing and missing in NOT_FOUND_KINDS
+
+
+async def test_the_client_reads_what_is_missing(retrieval_addr: str) -> None:
+    from ng12_common.retrieval_client import RetrievalClient, RetrievalNotFound
+
+    client = RetrievalClient(retrieval_addr, timeout_seconds=15)
+    try:
+        with pytest.raises(RetrievalNotFound) as chunk:
+            await client.get_chunk("ng12:nope")
+        with pytest.raises(RetrievalNotFound) as version:
+            await client.get_chunk("ng12:rec:1.1.1", version="v999")
+    finally:
+        await client.close()
+    assert (chunk.value.missing, version.value.missing) == ("chunk", "index_version")

@@ -8,6 +8,8 @@
   of the target (round_robin) and retries idempotent reads on UNAVAILABLE, which a retry sends
   to another replica (writes are never retried by the channel).
 - `grpc_target()`: RETRIEVAL_ADDR as a gRPC target; it may name several replicas.
+- `NOT_FOUND_METADATA`: the trailing-metadata key a NOT_FOUND carries, naming what is missing
+  (one of `NOT_FOUND_KINDS`), so clients map the code and this value, never the message text.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from ng12_common.tracing import link_request_id
 log = get_logger("ng12.grpc")
 
 RETRIEVAL_SERVICE = "ng12.retrieval.v1.Retrieval"
+NOT_FOUND_METADATA = "ng12-not-found"
+NOT_FOUND_KINDS = ("index_version", "recommendation", "chunk", "source_pdf")
 IDEMPOTENT_READS = (
     "Search",
     "GetRecommendations",

@@ -5,7 +5,8 @@
   echoed in the response, put into every log line and forwarded downstream;
 - `/metrics` (prometheus-fastapi-instrumentator feeding the shared `ng12_http_*` family with a
   `service` label, ng12_common.metrics), `/livez`, `/readyz` (runs the async checks registered
-  in `app.state.readiness_checks`);
+  in `app.state.readiness_checks`, which decide readiness, and `app.state.advisory_checks`,
+  which are only reported: see `readiness_body`);
 - draining on SIGTERM (`DrainOnSigterm`): /readyz answers 503 at once, the service keeps serving
   for `drain_seconds` so load balancers and Kubernetes take it out of rotation, then uvicorn's
   graceful shutdown stops accepting and finishes the requests in flight;
@@ -256,6 +257,26 @@ async def run_readiness(checks: dict[str, ReadinessCheck], timeout: float = 2.0)
     return dict(zip(names, results, strict=True))
 
 
+def readiness_body(
+    service: str, required: dict[str, str], advisory: dict[str, str]
+) -> tuple[int, dict[str, Any]]:
+    """The /readyz status code and body from the results of the required and advisory checks.
+
+    A failing required check makes the service not ready (503, `"not_ready"`): it can serve
+    nothing. A failing advisory check (a dependency some routes need, e.g. the gateway's
+    retrieval) leaves it ready (200) with `"status": "degraded"`, so an orchestrator keeps it in
+    rotation for what it can still serve. All pass: 200 `"ready"`. `checks` holds every result
+    ("ok" or the problem); `advisory` names the checks that do not decide readiness."""
+    checks = {**required, **advisory}
+    if any(v != "ok" for v in required.values()):
+        status, code = "not_ready", 503
+    elif any(v != "ok" for v in advisory.values()):
+        status, code = "degraded", 200
+    else:
+        status, code = "ready", 200
+    return code, {"status": status, "service": service, "checks": checks, "advisory": sorted(advisory)}
+
+
 def install_common(
     app: FastAPI, service: str, expose_metrics: bool = True, drain_seconds: float = 0.0
 ) -> None:
@@ -264,6 +285,7 @@ def install_common(
     answers 503 after SIGTERM before the server stops accepting (`DrainOnSigterm`)."""
     configure_tracing(service)
     app.state.readiness_checks = {}
+    app.state.advisory_checks = {}
     drain = DrainState()
     app.state.drain = drain
     app.add_middleware(AccessLogMiddleware, service=service)
@@ -298,12 +320,11 @@ def install_common(
                 status_code=503,
                 content={"status": "draining", "service": service, "checks": {"shutdown": "draining"}},
             )
-        results = await run_readiness(app.state.readiness_checks)
-        ready = all(v == "ok" for v in results.values())
-        return JSONResponse(
-            status_code=200 if ready else 503,
-            content={"status": "ready" if ready else "not_ready", "service": service, "checks": results},
+        required, advisory = await asyncio.gather(
+            run_readiness(app.state.readiness_checks), run_readiness(app.state.advisory_checks)
         )
+        code, body = readiness_body(service, required, advisory)
+        return JSONResponse(status_code=code, content=body)
 
 
 def serve(factory: str, host: str, port: int, workers: int = 1, metrics_port: int | None = None) -> None:

@@ -16,7 +16,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
-from ng12_common.grpc_utils import INDEX_CHANGING, channel_options, grpc_target, request_metadata
+from ng12_common.grpc_utils import (
+    INDEX_CHANGING,
+    NOT_FOUND_METADATA,
+    channel_options,
+    grpc_target,
+    request_metadata,
+)
 from ng12_common.metrics import GRPC_CLIENT_LATENCY, GRPC_CLIENT_REQUESTS
 
 R = TypeVar("R", bound=Message)
@@ -45,8 +51,23 @@ class NoActiveIndex(RetrievalError):
 
 
 class RetrievalNotFound(RetrievalError):
+    """NOT_FOUND; `missing` says what (grpc_utils.NOT_FOUND_KINDS: index_version, recommendation,
+    chunk, source_pdf), from the call's trailing metadata; "" from a server that does not say."""
+
     status = 404
     code = "not_found"
+
+    def __init__(self, message: str, grpc_code: grpc.StatusCode | None = None, missing: str = "") -> None:
+        super().__init__(message, grpc_code)
+        self.missing = missing
+
+
+def _trailing(exc: grpc.aio.AioRpcError, key: str) -> str:
+    for item in exc.trailing_metadata() or ():
+        name, value = item[0], item[1]
+        if name == key:
+            return value.decode() if isinstance(value, bytes) else str(value)
+    return ""
 
 
 class RetrievalInvalidArgument(RetrievalError):
@@ -66,7 +87,7 @@ def _translate(exc: grpc.aio.AioRpcError, target: str) -> RetrievalError:
     if code == grpc.StatusCode.FAILED_PRECONDITION:
         return NoActiveIndex(f"The retrieval service has no usable NG12 index: {detail}", code)
     if code == grpc.StatusCode.NOT_FOUND:
-        return RetrievalNotFound(detail, code)
+        return RetrievalNotFound(detail, code, _trailing(exc, NOT_FOUND_METADATA))
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         return RetrievalInvalidArgument(detail, code)
     return RetrievalError(f"Retrieval failed ({code.name}): {detail}", code)

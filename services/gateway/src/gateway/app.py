@@ -10,6 +10,8 @@ from fastapi import APIRouter, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 from redis.exceptions import RedisError
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
 
 from gateway import (
     routes_admin,
@@ -92,6 +94,12 @@ def _security(app: FastAPI, settings: GatewaySettings) -> None:
     app.state.redactor = shared_redactor()
 
 
+def _ping_database(engine: Engine) -> None:
+    """One trivial query (blocking): the database answers."""
+    with engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
+
+
 async def _apply_retention(store: AuditStore, days: int, every_seconds: float = 86400.0) -> None:
     """Delete audit records older than AUDIT_RETENTION_DAYS at start and then daily (idempotent:
     several replicas may do it). The chain stays verifiable (AuditStore.purge moves its anchor)."""
@@ -147,12 +155,25 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 return f"Redis at {redis_location(settings.redis_url)} is unavailable ({type(exc).__name__})"
             return None
 
-        app.state.readiness_checks.update(
+        engine = app.state.engine
+
+        async def database_ready() -> str | None:
+            try:
+                await asyncio.to_thread(_ping_database, engine)
+            except SQLAlchemyError as exc:
+                return f"the gateway database is unavailable ({type(exc).__name__})"
+            return None
+
+        # Readiness is the gateway's own: sign-in, sessions and rate limits (Redis), API keys and
+        # the audit trail (database). The services behind it are advisory: /readyz says
+        # "degraded" and names them, but stays 200, so the gateway stays in rotation and passes on
+        # what still answers (assessment's degraded mode while retrieval is down).
+        app.state.readiness_checks.update({"redis": redis_ready, "database": database_ready})
+        app.state.advisory_checks.update(
             {
                 "assessment": assessment.readiness_problem,
                 "chat": chat.readiness_problem,
                 "retrieval": retrieval_ready,
-                "redis": redis_ready,
             }
         )
         log.info("heap_frozen", objects=freeze_startup_heap())

@@ -44,9 +44,22 @@ class ChatSessions:
     def _owner_key(self, subject: str) -> str:
         return f"{self._prefix}:owner:{hashlib.sha256(subject.encode()).hexdigest()}"
 
+    @staticmethod
+    def new_session() -> ChatSessionOut:
+        """A fresh session id and creation time (not stored yet: `store` it)."""
+        return ChatSessionOut(
+            session_id=secrets.token_hex(SESSION_ID_LENGTH // 2),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
     async def create(self, subject: str) -> ChatSessionOut:
-        session_id = secrets.token_hex(SESSION_ID_LENGTH // 2)
-        created = datetime.now(UTC).isoformat(timespec="seconds")
+        session = self.new_session()
+        await self.store(session, subject)
+        return session
+
+    async def store(self, session: ChatSessionOut, subject: str) -> None:
+        """Bind `session` to `subject` (one MULTI/EXEC transaction)."""
+        session_id, created = session.session_id, session.created_at
         owner_key = self._owner_key(subject)
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.hset(self._key(session_id), mapping={"owner": subject, "created_at": created})
@@ -56,7 +69,6 @@ class ChatSessions:
             pipe.zremrangebyrank(owner_key, 0, -self._max - 1)
             pipe.expire(owner_key, self._ttl)
             await pipe.execute()
-        return ChatSessionOut(session_id=session_id, created_at=created)
 
     async def owned_by(self, session_id: str, subject: str) -> bool:
         """True if the session exists and belongs to `subject` (refreshes its lifetime)."""

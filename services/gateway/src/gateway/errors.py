@@ -11,6 +11,9 @@ from gateway.audit.recorder import AuditUnavailable
 from gateway.jobs import JobsUnavailable
 from gateway.proxy import install_proxy_errors
 from ng12_common.http_app import error_response
+from ng12_common.logs import get_logger
+
+log = get_logger("gateway.errors")
 
 
 async def _jobs_unavailable(_: Request, exc: Exception) -> JSONResponse:
@@ -18,10 +21,15 @@ async def _jobs_unavailable(_: Request, exc: Exception) -> JSONResponse:
 
 
 async def _redis_unavailable(_: Request, exc: Exception) -> JSONResponse:
+    """The session store (chat sessions, on Redis) failed: say that and what to do, nothing more
+    (the exception's text and type name, with hosts and commands, go to the log only)."""
+    log.warning("session_store_unavailable", error=type(exc).__name__)
     return error_response(
         503,
         "redis_unavailable",
-        f"Chat sessions are unavailable (Redis: {type(exc).__name__}); try again shortly.",
+        "The session store is unavailable, so chat sessions cannot be read or changed right now; "
+        "retry in a few seconds.",
+        headers={"Retry-After": "5"},
     )
 
 

@@ -1,7 +1,9 @@
 """Admin routes (/api/v1/admin): ingestion jobs, index versions, API keys and the audit trail.
 
-Admins only (the role check is on the router). Every call is audited (kind `admin`); reading the
-audit trail is audited too.
+Admins only (the role check is on the router). Every call that reaches its handler is audited
+(kind `admin`), reads included (reading the audit trail too). A change is recorded before it takes
+effect (ingestions, index activation and rollback: `AuditRecorder.first`) or in the same
+transaction (API keys: `AuditRecorder.write(within=...)`); no record, no change (503).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from gateway.admin_models import (
     JobList,
     JobStatus,
 )
-from gateway.audit.recorder import AuditUnavailable
 from gateway.audit.records import AuditKind, AuditRecord
+from gateway.audit.store import ActionRefused
 from gateway.deps import ApiKeys, Audit, Jobs, Retrieval
 from gateway.jobs import IngestionJobs, IngestionRunning
 from gateway.security.api_keys import ApiKeyInfo, CreatedApiKey
@@ -38,7 +40,7 @@ from gateway.security.authenticate import Admin, AdminIngestion, admin_guard
 from gateway.security.principal import Role
 from gateway.uploads import UploadRefused, check_pdf, safe_filename, store_pdf
 from ng12_common.models import ErrorDetail, ErrorResponse
-from ng12_common.retrieval_client import NoActiveIndex, RetrievalClient
+from ng12_common.retrieval_client import NoActiveIndex, RetrievalClient, RetrievalNotFound
 
 router = APIRouter(
     prefix="/admin",
@@ -254,28 +256,36 @@ async def _start_upload(
 
 
 @router.get("/ingestions", response_model=JobList)
-async def list_ingestions(jobs: Jobs) -> JobList:
+async def list_ingestions(request: Request, user: Admin, jobs: Jobs, audit: Audit) -> JobList:
     """The last 50 ingestion jobs, newest first, with their state, stage and progress."""
-    return JobList(jobs=await jobs.recent())
+    async with audit.read(request, "admin", {"action": "ingestions_list"}) as facts:
+        listed = JobList(jobs=await jobs.recent())
+        facts["returned"] = len(listed.jobs)
+    return listed
 
 
 @router.get("/ingestions/{job_id}", response_model=JobStatus, responses={404: {"model": ErrorResponse}})
-async def ingestion_status(job_id: JobId, jobs: Jobs) -> JobStatus:
-    status = await jobs.status(job_id)
-    if status is None:
-        raise HTTPException(
-            status_code=404,
-            detail={
-                "code": "job_not_found",
-                "message": f"No ingestion job with id '{job_id}' (or it expired).",
-            },
-        )
+async def ingestion_status(
+    request: Request, job_id: JobId, user: Admin, jobs: Jobs, audit: Audit
+) -> JobStatus:
+    async with audit.read(request, "admin", {"action": "ingestion_status", "job_id": job_id}):
+        status = await jobs.status(job_id)
+        if status is None:
+            raise HTTPException(
+                status_code=404,
+                detail={
+                    "code": "job_not_found",
+                    "message": f"No ingestion job with id '{job_id}' (or it expired).",
+                },
+            )
     return status
 
 
 @router.get("/indexes", response_model=IndexVersionList)
-async def list_indexes(retrieval: Retrieval) -> IndexVersionList:
-    listed = await retrieval.list_versions()
+async def list_indexes(request: Request, user: Admin, retrieval: Retrieval, audit: Audit) -> IndexVersionList:
+    async with audit.read(request, "admin", {"action": "indexes_list"}) as facts:
+        listed = await retrieval.list_versions()
+        facts["returned"] = len(listed.versions)
     return IndexVersionList(
         active_version=listed.active_version, versions=[_version_out(v) for v in listed.versions]
     )
@@ -285,9 +295,25 @@ async def list_indexes(retrieval: Retrieval) -> IndexVersionList:
 async def rollback_index(
     request: Request, user: Admin, retrieval: Retrieval, audit: Audit
 ) -> IndexVersionOut:
-    out = _version_out(await retrieval.rollback())
-    await _admin(audit, request, 200, action="rollback", version=out.version)
-    return out
+    """Serve the version that was active before the current one. Recorded before it is asked for
+    (`from_version`: the one being replaced); the answer names the version now served."""
+    async with audit.on_failure(request, "admin", {"action": "rollback"}):
+        try:
+            active = (await retrieval.active_index()).version
+        except NoActiveIndex:
+            active = ""
+    async with audit.first(request, "admin", 200, {"action": "rollback", "from_version": active}):
+        return _version_out(await retrieval.rollback())
+
+
+def _unknown_version(version: str) -> HTTPException:
+    return HTTPException(
+        status_code=404,
+        detail={
+            "code": "index_version_not_found",
+            "message": f"No index version '{version}' (see GET /api/v1/admin/indexes).",
+        },
+    )
 
 
 @router.post(
@@ -296,44 +322,72 @@ async def rollback_index(
 async def activate_index(
     request: Request, version: Version, user: Admin, retrieval: Retrieval, audit: Audit
 ) -> IndexVersionOut:
-    out = _version_out(await retrieval.activate(version))
-    await _admin(audit, request, 200, action="activate", version=version)
-    return out
+    """Serve `version`. An unknown version is refused (404) without asking retrieval; otherwise
+    the activation is recorded before it is asked for."""
+    async with audit.on_failure(request, "admin", {"action": "activate", "version": version}):
+        listed = await retrieval.list_versions()
+        if version not in {v.version for v in listed.versions}:
+            raise _unknown_version(version)
+    summary = {"action": "activate", "version": version, "from_version": listed.active_version}
+    async with audit.first(request, "admin", 200, summary):
+        try:
+            return _version_out(await retrieval.activate(version))
+        except RetrievalNotFound:  # removed since it was listed (retention of old versions)
+            raise _unknown_version(version) from None
 
 
 @router.post("/api-keys", status_code=201, response_model=CreatedApiKey)
 async def create_api_key(
     request: Request, body: ApiKeyRequest, user: Admin, keys: ApiKeys, audit: Audit
 ) -> CreatedApiKey:
-    created = await asyncio.to_thread(keys.create, body.name, body.roles, user.subject)
-    try:
-        await _admin(
-            audit,
-            request,
-            201,
-            action="api_key_create",
-            key_id=created.key_id,
-            roles=[r.value for r in body.roles],
-        )
-    except AuditUnavailable:  # its secret would never be shown: a live key nobody holds, unaudited
-        await asyncio.to_thread(keys.revoke, created.key_id)
-        raise
+    """Create a key; it and its audit record are committed in one transaction (both or neither)."""
+    created = keys.new_key(body.name, body.roles, user.subject)
+    await audit.write(
+        request,
+        "admin",
+        201,
+        summary={
+            "action": "api_key_create",
+            "key_id": created.key_id,
+            "roles": [r.value for r in body.roles],
+        },
+        within=lambda conn: keys.insert(conn, created),
+    )
     return created
 
 
 @router.get("/api-keys", response_model=list[ApiKeyInfo])
-async def list_api_keys(keys: ApiKeys) -> list[ApiKeyInfo]:
-    return await asyncio.to_thread(keys.list)
+async def list_api_keys(request: Request, user: Admin, keys: ApiKeys, audit: Audit) -> list[ApiKeyInfo]:
+    async with audit.read(request, "admin", {"action": "api_keys_list"}) as facts:
+        listed = await asyncio.to_thread(keys.list)
+        facts["returned"] = len(listed)
+    return listed
+
+
+class _NoSuchKey(ActionRefused):
+    pass
 
 
 @router.delete("/api-keys/{key_id}", status_code=204, responses={404: {"model": ErrorResponse}})
 async def revoke_api_key(request: Request, key_id: KeyId, user: Admin, keys: ApiKeys, audit: Audit) -> None:
-    if not await asyncio.to_thread(keys.revoke, key_id):
+    """Revoke a key; the revocation and its audit record are committed in one transaction."""
+
+    def revoke(conn: Any) -> None:
+        if not keys.revoke_on(conn, key_id):
+            raise _NoSuchKey(key_id)
+
+    try:
+        await audit.write(
+            request, "admin", 204, summary={"action": "api_key_revoke", "key_id": key_id}, within=revoke
+        )
+    except _NoSuchKey:
+        await _admin(audit, request, 404, action="api_key_revoke", key_id=key_id, error="api_key_not_found")
         raise HTTPException(
             status_code=404,
             detail={"code": "api_key_not_found", "message": f"No active API key with id '{key_id}'."},
-        )
-    await _admin(audit, request, 204, action="api_key_revoke", key_id=key_id)
+        ) from None
+    finally:
+        keys.forget_cached()
 
 
 Since = Annotated[
@@ -353,8 +407,10 @@ async def read_audit(
     kind: AuditKind | None = None,
     limit: Annotated[int, Query(ge=1, le=5000)] = 500,
 ) -> AuditPage:
-    records = await asyncio.to_thread(audit.store.query, since, actor, kind, limit)
-    await _admin(audit, request, 200, action="audit_read", returned=len(records))
+    summary = {"action": "audit_read", "since": since, "user": actor, "kind": kind, "limit": limit}
+    async with audit.read(request, "admin", summary) as facts:
+        records = await asyncio.to_thread(audit.store.query, since, actor, kind, limit)
+        facts["returned"] = len(records)
     return AuditPage(records=records)
 
 
@@ -364,11 +420,13 @@ async def read_audit(
     responses={200: {"content": {"application/x-ndjson": {}}}},
 )
 async def export_audit(request: Request, user: Admin, audit: Audit, since: Since = None) -> StreamingResponse:
-    await _admin(audit, request, 200, action="audit_export")
+    """The whole trail (or from `since`) as JSON lines with each record's hash. Recorded before the
+    stream starts; with `since` only the records from then on are read (the `ts` index)."""
+    await _admin(audit, request, 200, action="audit_export", since=since)
     store = audit.store
 
     async def lines() -> AsyncIterator[bytes]:
-        iterator = store.iter_all()
+        iterator = store.iter_all(500, since)
         while True:
             batch = await asyncio.to_thread(
                 lambda: [row for _, row in zip(range(500), iterator, strict=False)]

@@ -1,5 +1,7 @@
 """Admin review of index versions (/api/v1/admin/indexes/...): the diff between two versions and
-the chunk browser. Admins only (router guard); each call is audited (kind `admin`).
+the chunk browser. Admins only (router guard); each call is audited (kind `admin`), failures
+included, with the status answered. Retrieval's NOT_FOUND names what is missing
+(`RetrievalNotFound.missing`): the error codes map that, never the message text.
 
 The data comes from retrieval, the only owner of index versions (GetRecommendations and
 ListChunks/GetChunk with a version); the diff itself is computed here (gateway.index_diff).
@@ -116,9 +118,11 @@ async def diff_indexes(
 ) -> IndexDiff:
     """Per recommendation, from version a to version b: added, removed, text changed (word diff),
     page moved or unchanged; and b's STALE and unused curated criteria."""
-    records = await _records(retrieval, a, b)
-    summary, items = diff_recommendations(a, b, await _recs(retrieval, a), await _recs(retrieval, b))
-    out = IndexDiff(
+    async with audit.read(request, "admin", {"action": "index_diff", "a": a, "b": b}) as facts:
+        records = await _records(retrieval, a, b)
+        summary, items = diff_recommendations(a, b, await _recs(retrieval, a), await _recs(retrieval, b))
+        facts.update(summary.model_dump())
+    return IndexDiff(
         a=a,
         b=b,
         summary=summary,
@@ -127,10 +131,6 @@ async def diff_indexes(
         stale_criteria_b=list(records[b].stale_criteria),
         unused_criteria_b=list(records[b].unused_criteria),
     )
-    await audit.write(
-        request, "admin", 200, summary={"action": "index_diff", "a": a, "b": b, **summary.model_dump()}
-    )
-    return out
 
 
 @router.get("/{version}/chunks", response_model=ChunkPage)
@@ -142,27 +142,27 @@ async def list_chunks(
     audit: Audit,
     doc_type: DocType | None = None,
     section: Annotated[str | None, Query(max_length=200, description="e.g. 1.5, or a Part B heading")] = None,
-    q: Annotated[str | None, Query(max_length=200, description="words, all in the text or chunk id")] = None,
+    q: Annotated[
+        str | None,
+        Query(max_length=200, description="words, all in the text, chunk id or recommendation ids"),
+    ] = None,
     offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> ChunkPage:
-    try:
-        found = await retrieval.list_chunks(
-            version=version,
-            doc_type=doc_type or "",
-            section=section or "",
-            q=q or "",
-            offset=offset,
-            limit=limit,
-        )
-    except RetrievalNotFound:
-        raise _version_missing(version) from None
-    await audit.write(
-        request,
-        "admin",
-        200,
-        summary={"action": "chunks_browse", "version": version, "doc_type": doc_type, "total": found.total},
-    )
+    summary = {"action": "chunks_browse", "version": version, "doc_type": doc_type}
+    async with audit.read(request, "admin", summary) as facts:
+        try:
+            found = await retrieval.list_chunks(
+                version=version,
+                doc_type=doc_type or "",
+                section=section or "",
+                q=q or "",
+                offset=offset,
+                limit=limit,
+            )
+        except RetrievalNotFound:  # the version is the only thing ListChunks can miss
+            raise _version_missing(version) from None
+        facts["total"] = found.total
     return ChunkPage(
         version=found.index_version,
         total=found.total,
@@ -188,19 +188,19 @@ async def list_chunks(
 async def get_chunk(
     request: Request, version: Version, chunk_id: ChunkId, user: Admin, retrieval: Retrieval, audit: Audit
 ) -> ChunkDetail:
-    try:
-        found = await retrieval.get_chunk(chunk_id, version=version)
-    except RetrievalNotFound as exc:
-        await audit.write(
-            request, "admin", 404, summary={"action": "chunk_view", "version": version, "chunk_id": chunk_id}
-        )
-        code = "chunk_not_found" if "no chunk" in exc.message else "index_version_not_found"
-        raise HTTPException(status_code=404, detail={"code": code, "message": exc.message}) from None
+    async with audit.read(
+        request, "admin", {"action": "chunk_view", "version": version, "chunk_id": chunk_id}
+    ):
+        try:
+            found = await retrieval.get_chunk(chunk_id, version=version)
+        except RetrievalNotFound as exc:
+            if exc.missing != "chunk":
+                raise _version_missing(version) from None
+            raise HTTPException(
+                status_code=404, detail={"code": "chunk_not_found", "message": exc.message}
+            ) from None
     chunk = found.chunk
     rec = found.recommendation if found.HasField("recommendation") else None
-    await audit.write(
-        request, "admin", 200, summary={"action": "chunk_view", "version": version, "chunk_id": chunk_id}
-    )
     return ChunkDetail(
         version=found.index_version,
         chunk_id=chunk.chunk_id,

@@ -6,8 +6,14 @@
 - `GET /guideline/pages/{page}.png?highlight={id}&scale=`: the printed page rendered by retrieval
   from the version's own PDF, the recommendation's boxes drawn (cached there per version, page,
   scale and highlight; the gateway passes the bytes through with an ETag).
-- `GET /guideline/sections`, `GET /guideline/recommendations?section=&q=`: browse and search.
-- `GET /guideline/symptom-tables?q=`: the Part B symptom table rows the knowledge base holds.
+- `GET /guideline/sections`, `GET /guideline/recommendations?section=&q=`: browse and search
+  (filtered and paged by retrieval's ListChunks, doc type `rule_canonical`).
+- `GET /guideline/symptom-tables?q=`: the Part B symptom table rows the knowledge base holds
+  (filtered by retrieval, read page by page).
+
+Retrieval's NOT_FOUND says what is missing (`RetrievalNotFound.missing`); the error codes here
+map that, never the message text. The browse routes (sections, recommendation search, symptom
+tables) return the published guideline only, no patient data, and are not audited.
 """
 
 from __future__ import annotations
@@ -15,7 +21,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-import grpc
 import orjson
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
@@ -25,7 +30,7 @@ from pydantic import BaseModel, Field
 from gateway.deps import Audit, Retrieval
 from gateway.security.authenticate import Clinical
 from ng12_common.models import ErrorResponse
-from ng12_common.retrieval_client import RetrievalError, RetrievalInvalidArgument, RetrievalNotFound
+from ng12_common.retrieval_client import RetrievalInvalidArgument, RetrievalNotFound
 from ng12_common.served_recommendations import rec_sort_key
 
 router = APIRouter(
@@ -81,12 +86,10 @@ class GuidelineRecommendation(BaseModel):
 async def recommendation(
     request: Request, rec_id: RecommendationId, user: Clinical, retrieval: Retrieval, audit: Audit
 ) -> GuidelineRecommendation:
-    try:
-        found = await retrieval.get_recommendations([rec_id])
-    except RetrievalError as exc:
-        status = 404 if exc.grpc_code == grpc.StatusCode.NOT_FOUND else exc.status
-        await audit.write(request, "guideline", status, summary={"recommendation_id": rec_id})
-        if status == 404:
+    async with audit.on_failure(request, "guideline", {"recommendation_id": rec_id}):
+        try:
+            found = await retrieval.get_recommendations([rec_id])
+        except RetrievalNotFound:  # of the active version: the id is the only thing to miss
             raise HTTPException(
                 status_code=404,
                 detail={
@@ -94,7 +97,6 @@ async def recommendation(
                     "message": f"NG12 has no recommendation {rec_id} in the served index.",
                 },
             ) from None
-        raise
     rec = found.recommendations[0]
     meta = MessageToDict(rec.metadata) if rec.HasField("metadata") else {}
     out = GuidelineRecommendation(
@@ -125,6 +127,8 @@ async def recommendation(
 # --- pages ---------------------------------------------------------------------------------------
 
 _PAGE = re.compile(r"^(-?\d{1,6})\.png$")
+# what retrieval says is missing -> the error code (no source PDF: the page cannot be shown)
+_PAGE_NOT_FOUND = {"recommendation": "recommendation_not_found", "source_pdf": "page_not_found"}
 PAGE_CACHE_CONTROL = "private, max-age=3600"
 
 
@@ -164,17 +168,16 @@ async def page_png(
         raise _page_not_found(page_file)
     page = int(match.group(1))
     summary = {"page": page, "recommendation_id": highlight}
-    try:
-        rendered = await retrieval.render_page(page, highlight_id=highlight or "", scale=scale)
-    except RetrievalNotFound as exc:
-        await audit.write(request, "guideline", 404, summary=summary)
-        code = "recommendation_not_found" if "recommendation" in exc.message else "page_not_found"
-        raise HTTPException(status_code=404, detail={"code": code, "message": exc.message}) from None
-    except RetrievalInvalidArgument as exc:
-        await audit.write(request, "guideline", 422, summary=summary)
-        raise HTTPException(
-            status_code=422, detail={"code": "page_out_of_range", "message": exc.message}
-        ) from None
+    async with audit.on_failure(request, "guideline", summary):
+        try:
+            rendered = await retrieval.render_page(page, highlight_id=highlight or "", scale=scale)
+        except RetrievalNotFound as exc:
+            code = _PAGE_NOT_FOUND.get(exc.missing, "page_not_found")
+            raise HTTPException(status_code=404, detail={"code": code, "message": exc.message}) from None
+        except RetrievalInvalidArgument as exc:  # the page is outside the PDF (scale is checked here)
+            raise HTTPException(
+                status_code=422, detail={"code": "page_out_of_range", "message": exc.message}
+            ) from None
     headers = {
         "Cache-Control": PAGE_CACHE_CONTROL,
         "ETag": rendered.etag,
@@ -232,9 +235,7 @@ class SymptomTable(BaseModel):
     items: list[SymptomRow]
 
 
-def _words_in(words: list[str], *texts: str) -> bool:
-    hay = " ".join(texts).lower()
-    return all(w in hay for w in words)
+SYMPTOM_PAGE = 500  # rows per ListChunks call (retrieval allows up to 1000)
 
 
 @router.get("/sections", response_model=SectionList)
@@ -259,27 +260,26 @@ async def recommendations(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
 ) -> RecommendationPage:
-    found = await retrieval.get_recommendations()
-    words = (q or "").lower().split()
-    matching = [
-        r
-        for r in found.recommendations
-        if (not section or r.section == section) and _words_in(words, r.id, r.text)
-    ]
+    """Recommendations in guideline order; retrieval filters (section, words in the text or id)
+    and pages them."""
+    found = await retrieval.list_chunks(
+        doc_type="rule_canonical", section=section or "", q=q or "", offset=offset, limit=limit
+    )
     return RecommendationPage(
-        index_version=found.index_version,
-        total=len(matching),
-        items=[
-            RecommendationItem(
-                id=r.id,
-                section=r.section,
-                section_title=r.section_title,
-                action=r.action,
-                text=r.text,
-                page=r.page,
-            )
-            for r in matching[offset : offset + limit]
-        ],
+        index_version=found.index_version, total=found.total, items=[_rec_item(c) for c in found.items]
+    )
+
+
+def _rec_item(chunk: Any) -> RecommendationItem:
+    """A recommendation from its `rule_canonical` chunk (retrieval.browse.canonical_chunk)."""
+    meta = MessageToDict(chunk.metadata) if chunk.HasField("metadata") else {}
+    return RecommendationItem(
+        id=chunk.recommendation_ids[0] if chunk.recommendation_ids else chunk.chunk_id.rsplit(":", 1)[-1],
+        section=chunk.section,
+        section_title=str(meta.get("section_title", "")),
+        action=str(meta.get("action", "")),
+        text=chunk.text,
+        page=chunk.page,
     )
 
 
@@ -314,14 +314,15 @@ async def symptom_tables(
     retrieval: Retrieval,
     q: Annotated[str | None, Query(max_length=200, description="words, all in the row")] = None,
 ) -> SymptomTable:
-    found = await retrieval.list_chunks(doc_type="symptom_index", limit=1000)
-    rows = [symptom_row(c) for c in found.items]
-    words = (q or "").lower().split()
-    matching = [
-        r
-        for r in rows
-        if _words_in(
-            words, " ".join(r.heading_path), r.symptom, r.cancer, r.text, " ".join(r.recommendation_ids)
+    """Every matching row: retrieval filters (words in the row's text, which holds its table
+    heading, symptom, cancer and wording, or its recommendation ids); read page by page."""
+    rows: list[SymptomRow] = []
+    version = ""
+    while True:
+        found = await retrieval.list_chunks(
+            version=version, doc_type="symptom_index", q=q or "", offset=len(rows), limit=SYMPTOM_PAGE
         )
-    ]
-    return SymptomTable(index_version=found.index_version, total=len(matching), items=matching)
+        version = found.index_version  # later pages from the same version, even if one is activated
+        rows.extend(symptom_row(c) for c in found.items)
+        if not found.items or len(rows) >= found.total:
+            return SymptomTable(index_version=version, total=len(rows), items=rows)

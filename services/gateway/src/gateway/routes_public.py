@@ -2,6 +2,11 @@
 
 Declared with the shared models so /docs documents the API; the handlers return the downstream
 response as is, after writing the audit record of what was answered (gateway.audit.recorder).
+
+What stores something is recorded first: a chat session is recorded before it is created and
+deleted; a chat turn (stored by the chat service with its answer) is recorded as asked
+(`phase: asked`, status 202) before it is forwarded, then as answered (`phase: answered`, the
+status and outcome the caller gets). No first record, no turn: 503 before the chat service sees it.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import re
 from collections.abc import Awaitable
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from gateway.audit.recorder import AuditRecorder
@@ -70,6 +76,15 @@ async def _audited(
     return reply
 
 
+def _downstream_refused(reply: Response) -> HTTPException:
+    """The chat service's own error answer, passed on as it is (status and ErrorResponse body)."""
+    try:
+        detail = orjson.loads(reply.body)["error"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        detail = {"code": "chat_error", "message": "The chat service refused; try again shortly."}
+    return HTTPException(status_code=reply.status_code, detail=detail)
+
+
 async def _own_session(sessions: ChatSessions, session_id: str, subject: str) -> None:
     if not await sessions.owned_by(session_id, subject):
         raise HTTPException(
@@ -121,14 +136,20 @@ async def assess_record(
 async def create_chat_session(
     request: Request, user: ClinicalChat, sessions: Sessions, audit: Audit
 ) -> ChatSessionOut:
-    created = await sessions.create(user.subject)
-    await audit.write(request, "session", 201, summary={"session_id": created.session_id, "action": "create"})
+    created = sessions.new_session()
+    async with audit.first(request, "session", 201, {"session_id": created.session_id, "action": "create"}):
+        await sessions.store(created, user.subject)
     return created
 
 
 @router.get("/chat/sessions", response_model=ChatSessionList, responses=_ERRORS, tags=["chat"])
-async def list_chat_sessions(user: Clinical, sessions: Sessions) -> ChatSessionList:
-    return await sessions.list(user.subject)
+async def list_chat_sessions(
+    request: Request, user: Clinical, sessions: Sessions, audit: Audit
+) -> ChatSessionList:
+    async with audit.read(request, "session", {"action": "list"}) as facts:
+        listed = await sessions.list(user.subject)
+        facts["returned"] = len(listed.sessions)
+    return listed
 
 
 @router.post("/chat", response_model=ChatResponse, responses=_ERRORS, tags=["chat"])
@@ -141,11 +162,16 @@ async def chat(
     audit: Audit,
     redactor: Redactor,
 ) -> Response:
-    await _own_session(sessions, body.session_id, user.subject)
+    """One turn. The chat service stores it with its answer, so it is recorded as asked first."""
+    summary = {"session_id": body.session_id, "message_chars": len(body.message), "top_k": body.top_k}
+    async with audit.on_failure(request, "chat", summary):
+        await _own_session(sessions, body.session_id, user.subject)
+    await audit.write(
+        request, "chat", 202, raw_input=await request.body(), summary={**summary, "phase": "asked"}
+    )
     message = await asyncio.to_thread(redactor.redact, body.message)
     reply = chat_service.forward("POST", "/chat", json={**body.model_dump(mode="json"), "message": message})
-    summary = {"session_id": body.session_id, "message_chars": len(body.message), "top_k": body.top_k}
-    return await _audited(audit, request, "chat", reply, summary)
+    return await _audited(audit, request, "chat", reply, {**summary, "phase": "answered"})
 
 
 @router.get("/chat/{session_id}/history", response_model=ChatHistory, responses=_ERRORS, tags=["chat"])
@@ -157,12 +183,11 @@ async def chat_history(
     sessions: Sessions,
     audit: Audit,
 ) -> Response:
-    await _own_session(sessions, session_id, user.subject)
-    reply = await chat_service.forward("GET", f"/chat/{session_id}/history")
-    await audit.write(
-        request, "session", reply.status_code, summary={"session_id": session_id, "action": "history"}
-    )
-    return reply
+    summary = {"session_id": session_id, "action": "history"}
+    async with audit.on_failure(request, "session", summary):
+        await _own_session(sessions, session_id, user.subject)
+    reply = chat_service.forward("GET", f"/chat/{session_id}/history")
+    return await _audited(audit, request, "session", reply, summary)
 
 
 @router.delete(
@@ -176,11 +201,13 @@ async def delete_chat(
     sessions: Sessions,
     audit: Audit,
 ) -> Response:
-    await _own_session(sessions, session_id, user.subject)
-    reply = await chat_service.forward("DELETE", f"/chat/{session_id}")
-    if reply.status_code in (204, 404):
+    """Delete the session's history and ownership; recorded before anything is deleted."""
+    summary = {"session_id": session_id, "action": "delete"}
+    async with audit.on_failure(request, "session", summary):
+        await _own_session(sessions, session_id, user.subject)
+    async with audit.first(request, "session", 204, summary):
+        reply = await chat_service.forward("DELETE", f"/chat/{session_id}")
+        if reply.status_code not in (204, 404):  # the chat service refused: nothing was deleted
+            raise _downstream_refused(reply)
         await sessions.forget(session_id, user.subject)
-    await audit.write(
-        request, "session", reply.status_code, summary={"session_id": session_id, "action": "delete"}
-    )
-    return Response(status_code=204) if reply.status_code == 404 else reply
+    return Response(status_code=204)

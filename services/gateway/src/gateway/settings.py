@@ -78,7 +78,11 @@ class GatewaySettings(HttpServiceSettings):
     oidc_roles_claim: str = Field(
         default="roles", max_length=200, description="dotted path, e.g. realm_access.roles"
     )
-    oidc_user_claim: str = Field(default="preferred_username", max_length=100)
+    oidc_user_claim: str = Field(
+        default="sub",
+        max_length=100,
+        description="the claim naming the user; `sub` (immutable) unless the provider guarantees another",
+    )
     oidc_role_map: dict[str, str] = Field(
         default_factory=dict, description="JSON: identity-provider role -> clinician|admin|service"
     )

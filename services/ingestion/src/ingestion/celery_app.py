@@ -7,8 +7,9 @@ worker comes back at most INGESTION_MAX_RETRIES times, then is FAILED with the r
 the same process), so Celery's own time limits would not be enforced: the task's time limit is
 INGESTION_TASK_TIME_LIMIT_SECONDS, enforced by the parse limits and the upload deadline, and by the
 heartbeat that stops past it (ingestion.liveness). A message whose worker vanished (SIGKILL, node
-lost) is redelivered by the broker once its visibility timeout passes: the time limit plus a
-margin, so a job still running is never handed to a second worker.
+lost) is redelivered by the broker once its visibility timeout passes: the time limit plus
+INGESTION_REDELIVERY_MARGIN_SECONDS (600), so a job still running is never handed to a second
+worker; workers look for such jobs every few seconds (`redelivery_options`).
 
 The request id travels in the task headers (`request_id`) and is bound to every log line while
 the task runs; with tracing on, the trace context travels in the headers too (the Celery
@@ -28,6 +29,19 @@ from ng12_common.settings import load_settings
 
 settings = load_settings(IngestionSettings, "ingestion")
 
+
+def redelivery_options(time_limit_seconds: float, margin_seconds: float) -> dict[str, int]:
+    """The Redis transport's redelivery of a vanished worker's job: its visibility timeout (the
+    time limit plus INGESTION_REDELIVERY_MARGIN_SECONDS), and how often a worker scans for such
+    jobs: every `unacked_restore_interval` seconds (half the margin, 1-10 s) with no throttle
+    (kombu's default throttle scans only every tenth time, ~100 s)."""
+    return {
+        "visibility_timeout": int(time_limit_seconds + margin_seconds),
+        "unacked_restore_interval": max(1, min(10, int(margin_seconds / 2))),
+        "unacked_restore_throttle": 1,
+    }
+
+
 app = Celery("ingestion", broker=settings.redis_url, backend=settings.redis_url, include=["ingestion.tasks"])
 app.conf.update(
     task_acks_late=True,
@@ -42,7 +56,9 @@ app.conf.update(
     result_serializer="json",
     accept_content=["json"],
     task_acks_on_failure_or_timeout=True,  # a FAILED job is acknowledged: it never comes back
-    broker_transport_options={"visibility_timeout": int(settings.ingestion_task_time_limit_seconds) + 600},
+    broker_transport_options=redelivery_options(
+        settings.ingestion_task_time_limit_seconds, settings.ingestion_redelivery_margin_seconds
+    ),
 )
 
 

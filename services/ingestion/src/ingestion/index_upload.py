@@ -102,6 +102,8 @@ def _messages(
             ],
         )
         progress("upload", min(1.0, (start + len(part)) / total))
+    # the end marker: without it retrieval reads the stream as cut off and fails the build at once
+    yield pb.UploadChunksRequest(version=version, last=True)
 
 
 def _source_messages(version: str, pdf_path: Path) -> Iterator[pb.UploadSourceRequest]:

@@ -27,6 +27,7 @@ from prometheus_client import Gauge
 from ingestion.celery_app import settings
 from ng12_common.logs import get_logger
 from ng12_common.metrics import record_redis_memory
+from ng12_common.redis_client import make_sync_redis
 
 log = get_logger("ingestion.liveness")
 
@@ -59,7 +60,7 @@ def consumer_beat() -> None:
     beat()
     try:
         if _broker is None:
-            _broker = redis.Redis.from_url(settings.redis_url, socket_timeout=1.0, socket_connect_timeout=1.0)
+            _broker = make_sync_redis(settings.redis_url, timeout_seconds=1.0, retries=0)
         record_redis_memory("broker", _broker.info("memory"))
     except redis.RedisError as exc:
         log.warning("broker_memory_not_read", error=repr(exc))

@@ -32,6 +32,9 @@ class IngestionSettings(ServiceSettings):
     ingestion_max_retries: int = Field(default=3, ge=0, le=10)
     ingestion_retry_backoff_seconds: float = Field(default=30.0, ge=0, le=3600)
     ingestion_task_time_limit_seconds: float = Field(default=1800.0, gt=0, le=86400)
+    # A job whose worker vanished is redelivered once it has been out this long past the time
+    # limit (the broker's visibility timeout is the sum), so a running job is never handed out twice.
+    ingestion_redelivery_margin_seconds: float = Field(default=600.0, ge=1, le=86400)
     ingestion_max_pdf_mb: float = Field(default=50.0, gt=0, le=1024)
     ingestion_max_pdf_pages: int = Field(default=400, ge=1, le=10000)
     ingestion_parse_timeout_seconds: float = Field(default=600.0, gt=0, le=86400)

@@ -26,6 +26,7 @@ from ingestion.liveness import beating_until
 from ingestion.parse_guard import limits_from_settings
 from ingestion.pipeline import ingest_pdf as run_pipeline
 from ng12_common.logs import current_request_id, get_logger
+from ng12_common.redis_client import make_sync_redis
 from ng12_common.tracing import link_request_id
 
 log = get_logger("ingestion.tasks")
@@ -74,7 +75,7 @@ def count_attempt(task_id: str) -> int:
     """This delivery's attempt number (1 for the first), kept in Redis across worker deaths."""
     global _redis
     if _redis is None:
-        _redis = redis.Redis.from_url(settings.redis_url)
+        _redis = make_sync_redis(settings.redis_url)
     key = ATTEMPTS_KEY.format(task_id=task_id)
     pipe = _redis.pipeline()
     pipe.incr(key)

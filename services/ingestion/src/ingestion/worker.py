@@ -12,7 +12,6 @@ import time
 import uuid
 from typing import Any
 
-import redis
 from celery import states
 from celery.signals import worker_ready
 from prometheus_client import start_http_server
@@ -22,6 +21,7 @@ from ingestion.index_upload import has_active_index
 from ingestion.liveness import HeartbeatStep
 from ng12_common.jobs import BOOTSTRAP_LOCK
 from ng12_common.logs import configure_logging, get_logger
+from ng12_common.redis_client import make_sync_redis
 from ng12_common.tracing import configure_tracing, shutdown_tracing
 
 log = get_logger("ingestion.worker")
@@ -42,7 +42,7 @@ def bootstrap_if_empty(wait_seconds: float = 120.0) -> str | None:
                 log.error("bootstrap_gave_up", error=repr(exc))
                 return None
             time.sleep(1.0)
-    client = redis.Redis.from_url(settings.redis_url)
+    client = make_sync_redis(settings.redis_url)
     previous = client.get(BOOTSTRAP_LOCK)
     if previous is not None and app.AsyncResult(previous.decode()).state in states.READY_STATES:
         # the earlier bootstrap ended (e.g. failed on a missing PDF) and still nothing is served

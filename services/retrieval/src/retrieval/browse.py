@@ -60,7 +60,7 @@ def list_chunks(data: VersionData, doc_type: str, section: str, q: str, offset: 
         for c in chunks
         if (not doc_type or c.doc_type == doc_type)
         and (not section or _in_section(c, section))
-        and all(w in f"{c.id} {c.text}".lower() for w in words)
+        and all(w in f"{c.id} {' '.join(c.recommendation_ids)} {c.text}".lower() for w in words)
     ]
     return ChunkPage(len(matching), dict(counts), matching[offset : offset + limit])
 

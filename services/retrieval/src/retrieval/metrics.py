@@ -19,3 +19,7 @@ QUERY_CACHE = Counter("ng12_retrieval_query_cache_total", "Query embedding cache
 SEARCH_CACHE = Counter(
     "ng12_retrieval_search_cache_total", "Search response cache lookups (per index version).", ["result"]
 )
+REMOVALS_PENDING = Gauge(
+    "ng12_retrieval_index_removals_pending",
+    "Failed or pruned index versions whose data could not be removed yet (retried; a full disk, say).",
+)

@@ -4,7 +4,9 @@ A recommendation's highlight boxes (PDF points, top-left origin, from ingestion'
 are drawn as a semi-transparent fill with a dark outline, so the highlight shows in greyscale
 too. Renders are cached on disk in the version's folder (`pages/`), one file per (page, scale,
 highlight); a version never changes, so neither does its cached page. pdfium is not thread
-safe: every render runs on one dedicated thread.
+safe: every render runs on one dedicated thread. Nothing here reads a file on the event loop: a
+version that is not the served one is read in a worker thread, the source PDF and the cached
+page are found and read on the render thread.
 """
 
 from __future__ import annotations
@@ -118,7 +120,12 @@ class PageRenderer:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def render(self, version: str, page: int, highlight_id: str, scale: float) -> RenderedPage:
-        data = self.index.version_data(version)
+        # the served version is in memory; another one is read from disk, off the event loop
+        data = (
+            await asyncio.to_thread(self.index.version_data, version)
+            if version
+            else self.index.version_data("")
+        )
         record = data.record
         scale = quantise_scale(scale)
         page_count = int(record.guideline.get("page_count", 0) or 0)
@@ -129,33 +136,42 @@ class PageRenderer:
             rec = data.canonical.get(highlight_id)
             if rec is None:
                 raise IndexError_(
-                    "not_found", f"NG12 has no recommendation {highlight_id} in index {record.version}"
+                    "not_found",
+                    f"NG12 has no recommendation {highlight_id} in index {record.version}",
+                    "recommendation",
                 )
             boxes = [b for b in _boxes_of(rec) if int(b.get("page", -1)) == page]
-        pdf_path = self.index.storage.source_pdf(record.version)
-        if pdf_path is None:
-            raise IndexError_(
-                "not_found",
-                f"index version {record.version} keeps no source PDF (built before PDFs were kept); "
-                "re-ingest the PDF to render pages",
-            )
         page_index = int(boxes[0]["page_index"]) if boxes else page - _page_offset(data.canonical)
         label = highlight_id if boxes else "none"
         key = f"{record.version}|{page}|{scale:g}|{label}"
         etag = '"' + hashlib.sha256(key.encode()).hexdigest()[:20] + '"'
-        cached = pdf_path.parent / "pages" / f"p{page}-s{int(scale * 100)}-{label}.png"
-        if cached.is_file():
-            png = await asyncio.get_running_loop().run_in_executor(self._pool, cached.read_bytes)
-        else:
-            png = await asyncio.get_running_loop().run_in_executor(
-                self._pool, self._render_and_store, pdf_path, page_index, scale, boxes, cached
-            )
+        png = await asyncio.get_running_loop().run_in_executor(
+            self._pool,
+            self._cached_or_rendered,
+            record.version,
+            page_index,
+            scale,
+            boxes,
+            f"p{page}-s{int(scale * 100)}-{label}.png",
+        )
         return RenderedPage(png, record.version, page_count, etag, len(boxes))
 
-    @staticmethod
-    def _render_and_store(
-        pdf_path: Path, page_index: int, scale: float, boxes: list[dict[str, Any]], cached: Path
+    def _cached_or_rendered(
+        self, version: str, page_index: int, scale: float, boxes: list[dict[str, Any]], name: str
     ) -> bytes:
+        """The page's PNG from the version's page cache, else rendered from its source PDF and
+        cached (blocking: the render thread)."""
+        pdf_path = self.index.storage.source_pdf(version)
+        if pdf_path is None:
+            raise IndexError_(
+                "not_found",
+                f"index version {version} keeps no source PDF (built before PDFs were kept); "
+                "re-ingest the PDF to render pages",
+                "source_pdf",
+            )
+        cached = pdf_path.parent / "pages" / name
+        if cached.is_file():
+            return cached.read_bytes()
         png = _draw(pdf_path, page_index, scale, boxes)
         _write_atomic(cached, png)
         return png

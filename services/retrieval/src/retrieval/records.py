@@ -15,12 +15,15 @@ SEARCH_DOC_TYPES = ("rule_search", "symptom_index", "guideline_text")
 
 
 class IndexError_(Exception):
-    """A lifecycle request that cannot be honoured; `kind` maps to a gRPC status."""
+    """A lifecycle request that cannot be honoured; `kind` maps to a gRPC status. A `not_found`
+    names what is missing in `missing` (ng12_common.grpc_utils.NOT_FOUND_KINDS), sent to the
+    client in the NOT_FOUND's trailing metadata."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, missing: str = "") -> None:
         super().__init__(message)
         self.kind = kind  # invalid | not_found | precondition
         self.message = message
+        self.missing = missing
 
 
 @dataclass

@@ -26,6 +26,11 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def collection_name(version: str) -> str:
+    """The Chroma collection holding a version's embedded chunks."""
+    return f"ng12-chunks-{version}"
+
+
 class VersionRecord(BaseModel):
     version: str
     status: Status
@@ -46,7 +51,7 @@ class VersionRecord(BaseModel):
 
     @property
     def collection_name(self) -> str:
-        return f"ng12-chunks-{self.version}"
+        return collection_name(self.version)
 
     @property
     def seq(self) -> int:
@@ -59,6 +64,9 @@ class RegistryState(BaseModel):
     active: str | None = None
     previous: str | None = None
     versions: dict[str, VersionRecord] = Field(default_factory=dict)
+    # versions whose data (Chroma collection, folder) could not be removed when they failed or were
+    # pruned (a full disk, say): storage retries on its maintenance pass and after later writes
+    pending_removal: list[str] = Field(default_factory=list)
 
 
 class Registry:

@@ -27,16 +27,22 @@ from retrieval.storage import ChromaLocation, IndexStorage
 log = get_logger("retrieval.server")
 
 
-async def _reap_idle_builds(store: IndexStorage, max_idle: float) -> None:
-    """A build whose client died between RPCs (not mid-stream, which aborts at once) is failed
-    and its data removed once nobody has fed it for BUILD_IDLE_TIMEOUT_SECONDS."""
+async def _maintain(store: IndexStorage, max_idle: float, retry_every: float) -> None:
+    """The writer's maintenance pass. A build whose client died between RPCs (not mid-stream,
+    which aborts at once) is failed and its data removed once nobody has fed it for
+    BUILD_IDLE_TIMEOUT_SECONDS; data whose removal failed (a full disk) is removed again, every
+    INDEX_CLEANUP_RETRY_SECONDS until it is gone."""
     while True:
-        await asyncio.sleep(min(30.0, max_idle / 4))
+        await asyncio.sleep(min(30.0, max_idle / 4, retry_every))
         try:
             for version in await store.reap_idle(max_idle):
                 log.warning("index_build_reaped", version=version, idle_seconds=max_idle)
         except Exception as exc:  # noqa: BLE001 - try again at the next tick
             log.warning("index_build_reap_failed", error=repr(exc))
+        try:
+            await store.retry_pending_removals()
+        except Exception as exc:  # noqa: BLE001 - try again at the next tick
+            log.warning("index_cleanup_retry_failed", error=repr(exc))
 
 
 def open_storage(settings: RetrievalSettings, provider: EmbeddingProvider) -> IndexStorage:
@@ -123,7 +129,9 @@ async def serve(settings: RetrievalSettings) -> None:
     )
 
     if index.writer:
-        background = asyncio.create_task(_reap_idle_builds(storage, settings.build_idle_timeout_seconds))
+        background = asyncio.create_task(
+            _maintain(storage, settings.build_idle_timeout_seconds, settings.index_cleanup_retry_seconds)
+        )
     else:
         background = asyncio.create_task(follow(index, settings.redis_url, settings.registry_poll_seconds))
     stop = asyncio.Event()

@@ -1,14 +1,17 @@
 """The `ng12.retrieval.v1.Retrieval` gRPC servicer: validates requests, maps errors to codes.
 
 Status codes: INVALID_ARGUMENT (empty query, top_k outside 1-50, unknown mode, malformed
-upload), NOT_FOUND (unknown recommendation id or version), FAILED_PRECONDITION (no active
-index, wrong lifecycle state, embedder mismatch).
+upload, page outside the PDF, bad scale), NOT_FOUND (unknown version, recommendation or chunk, no
+source PDF: the trailing metadata `ng12-not-found` names which, see
+ng12_common.grpc_utils.NOT_FOUND_KINDS), FAILED_PRECONDITION (no active index, wrong lifecycle
+state, embedder mismatch).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TypeVar
 
@@ -19,6 +22,7 @@ from grpc_health.v1.health import aio as health_aio
 
 from ng12.retrieval.v1 import retrieval_pb2 as pb
 from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+from ng12_common.grpc_utils import NOT_FOUND_METADATA
 from ng12_common.logs import get_logger
 from ng12_common.served_recommendations import rec_sort_key
 from retrieval import browse, convert
@@ -57,6 +61,7 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         self.health = health
         self.results = results if results is not None else SearchResultCache(0)
         self.pages = PageRenderer(index)
+        self._cleanups: set[asyncio.Task[None]] = set()  # builds being failed after a cancelled upload
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -95,6 +100,8 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         try:
             return await operation
         except IndexError_ as exc:
+            if exc.kind == "not_found":
+                await _not_found(context, exc.missing or "index_version", exc.message)
             await context.abort(_CODES[exc.kind], exc.message)
             raise  # unreachable: abort raises
 
@@ -174,31 +181,25 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     async def GetRecommendations(
         self, request: pb.GetRecommendationsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetRecommendationsResponse:
+        """Canonical recommendations by id (all when none are named) of the served version, or
+        of `version` when named (read from disk when it is not the served one)."""
+        built: dict[str, pb.CanonicalRecommendation] | None = None  # messages built once per version
         if request.version:
             data = await self._lifecycle(context, self._data(request.version))
-            found = data.canonical
-            ids = list(request.ids) or sorted(found, key=rec_sort_key)
-            missing = [i for i in ids if i not in found]
-            if missing:
-                await context.abort(
-                    grpc.StatusCode.NOT_FOUND, f"unknown recommendation id(s): {', '.join(missing)}"
-                )
-            return pb.GetRecommendationsResponse(
-                recommendations=[convert.canonical_from_dict(found[i]) for i in ids],
-                index_version=data.record.version,
-                guideline=convert.guideline_to_pb(data.record.guideline),
-            )
-        serving = await self._serving(context)
-        ids = list(request.ids) or sorted(serving.canonical, key=rec_sort_key)
-        missing = [i for i in ids if i not in serving.canonical]
+            record, found = data.record, data.canonical
+        else:
+            serving = await self._serving(context)
+            record, found, built = serving.record, serving.canonical, serving.canonical_pb
+        ids = list(request.ids) or sorted(found, key=rec_sort_key)
+        missing = [i for i in ids if i not in found]
         if missing:
-            await context.abort(
-                grpc.StatusCode.NOT_FOUND, f"unknown recommendation id(s): {', '.join(missing)}"
-            )
+            await _not_found(context, "recommendation", f"unknown recommendation id(s): {', '.join(missing)}")
         return pb.GetRecommendationsResponse(
-            recommendations=[serving.canonical_pb[i] for i in ids],
-            index_version=serving.record.version,
-            guideline=convert.guideline_to_pb(serving.record.guideline),
+            recommendations=[
+                built[i] if built is not None else convert.canonical_from_dict(found[i]) for i in ids
+            ],
+            index_version=record.version,
+            guideline=convert.guideline_to_pb(record.guideline),
         )
 
     async def _data(self, version: str) -> VersionData:
@@ -291,11 +292,54 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
     ) -> pb.UploadChunksResponse:
         version = ""
         n_chunks = n_recs = 0
-        async for message in request_iterator:
-            version, n_chunks, n_recs = await self._upload_one(context, message, version, n_chunks, n_recs)
+        complete = False
+        async with self._cut_off_fails_build(lambda: "" if complete else version, "chunk upload"):
+            async for message in request_iterator:
+                if complete:
+                    await context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT, "no message may follow the one marked last"
+                    )
+                if not message.version:
+                    await context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT, "every upload message must name its version"
+                    )
+                if version and message.version != version:
+                    await context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT, "one upload stream serves one version"
+                    )
+                version = message.version  # named before its data is added: a cut-off then fails it
+                n_chunks, n_recs = await self._upload_one(context, message, n_chunks, n_recs)
+                complete = message.last
+        if version and not complete:
+            await self._fail_cut_off(context, version, "chunk upload")
+        if not version:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no upload message was sent")
         return pb.UploadChunksResponse(
             version=version, chunks_received=n_chunks, recommendations_received=n_recs
         )
+
+    @contextlib.asynccontextmanager
+    async def _cut_off_fails_build(self, building: Callable[[], str], what: str) -> AsyncIterator[None]:
+        """A streaming upload whose call is cancelled (its client vanished and grpc cancelled the
+        handler) fails the build it was feeding at once, as a stream ended without `last` does.
+        `building()` names that version, or "" when there is none or the stream was complete."""
+        try:
+            yield
+        except asyncio.CancelledError:
+            version = building()
+            if version:
+                # its own task, referenced until done: the cancelled handler must not take it along
+                reason = f"the {what} was cancelled (client gone)"
+                task = asyncio.create_task(self._abandoned(version, reason))
+                self._cleanups.add(task)
+                task.add_done_callback(self._cleanups.discard)
+            raise
+
+    async def _fail_cut_off(self, context: grpc.aio.ServicerContext, version: str, what: str) -> None:
+        """A stream that ended without its `last` message (grpc reports a vanished client's
+        stream as ended: only the flag says it was not): fail its build, answer ABORTED."""
+        await self._abandoned(version, f"the {what} was cut off before its last message (client gone)")
+        await context.abort(grpc.StatusCode.ABORTED, f"{what} of {version} was cut off; build failed")
 
     async def _abandoned(self, version: str, reason: str) -> None:
         try:
@@ -303,51 +347,35 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
             log.warning("index_build_abandoned", version=version, reason=reason)
         except IndexError_:
             pass  # already finished, failed or aborted
+        except Exception:  # a task nobody awaits: say what went wrong
+            log.exception("index_build_abandon_failed", version=version, reason=reason)
 
     async def _upload_one(
-        self,
-        context: grpc.aio.ServicerContext,
-        message: pb.UploadChunksRequest,
-        version: str,
-        n_chunks: int,
-        n_recs: int,
-    ) -> tuple[str, int, int]:
-        if not message.version:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "every upload message must name its version"
-            )
-        if version and message.version != version:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "one upload stream serves one version")
-        version = message.version
+        self, context: grpc.aio.ServicerContext, message: pb.UploadChunksRequest, n_chunks: int, n_recs: int
+    ) -> tuple[int, int]:
+        """Add one message's chunks, recommendations and lexicon to its build; the new totals."""
         chunks = [convert.chunk_from_pb(c) for c in message.chunks]
         recs = [convert.canonical_to_dict(r) for r in message.recommendations]
         lexicon = [convert.lexicon_to_dict(t) for t in message.lexicon]
-        await self._lifecycle(context, self.storage.add(version, chunks, recs, lexicon))
-        n_chunks += len(chunks)
-        n_recs += len(recs)
-        return version, n_chunks, n_recs
+        await self._lifecycle(context, self.storage.add(message.version, chunks, recs, lexicon))
+        return n_chunks + len(chunks), n_recs + len(recs)
 
     async def UploadSource(
         self, request_iterator: AsyncIterator[pb.UploadSourceRequest], context: grpc.aio.ServicerContext
     ) -> pb.UploadSourceResponse:
         version = ""
         complete = False
-        async for message in request_iterator:
-            if not message.version or (version and message.version != version):
-                await context.abort(
-                    grpc.StatusCode.INVALID_ARGUMENT, "every message must name the one version it feeds"
-                )
-            version = message.version
-            await self._lifecycle(context, self.storage.add_source(version, message.data))
-            complete = message.last
+        async with self._cut_off_fails_build(lambda: "" if complete else version, "source upload"):
+            async for message in request_iterator:
+                if not message.version or (version and message.version != version):
+                    await context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT, "every message must name the one version it feeds"
+                    )
+                version = message.version
+                await self._lifecycle(context, self.storage.add_source(version, message.data))
+                complete = message.last
         if version and not complete:
-            # grpc reports a vanished client's stream as ended: only the `last` flag says it was not
-            await self._abandoned(
-                version, "the source upload was cut off before its last piece (client gone)"
-            )
-            await context.abort(
-                grpc.StatusCode.ABORTED, f"source upload of {version} was cut off; build failed"
-            )
+            await self._fail_cut_off(context, version, "source upload")
         if not version:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no source data was sent")
         size, sha = self.storage.source_uploaded(version)
@@ -436,8 +464,8 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         data = await self._lifecycle(context, self._data(request.version))
         chunk = browse.find_chunk(data, request.chunk_id)
         if chunk is None:
-            await context.abort(
-                grpc.StatusCode.NOT_FOUND, f"no chunk {request.chunk_id!r} in index {data.record.version}"
+            await _not_found(
+                context, "chunk", f"no chunk {request.chunk_id!r} in index {data.record.version}"
             )
         assert chunk is not None
         response = pb.GetChunkResponse(
@@ -447,6 +475,12 @@ class RetrievalServicer(pb_grpc.RetrievalServicer):
         if rec is not None:
             response.recommendation.CopyFrom(convert.canonical_from_dict(rec))
         return response
+
+
+async def _not_found(context: grpc.aio.ServicerContext, missing: str, message: str) -> None:
+    """Abort NOT_FOUND, naming what is missing in the trailing metadata (clients map that, not text)."""
+    await context.abort(grpc.StatusCode.NOT_FOUND, message, ((NOT_FOUND_METADATA, missing),))
+
 
 def _unix_time(iso: str) -> float:
     """Unix time of a registry timestamp; 0 when it is missing or unreadable."""

@@ -145,7 +145,7 @@ class IndexManager:
             loaded = await asyncio.get_running_loop().run_in_executor(None, self.load, record)
             old = storage.commit_active(version)
             await self._swap(loaded)
-            storage.prune()
+            await storage.prune()  # its file and Chroma deletes run in a worker thread
         log.info("index_activated", version=version, previous=old)
         return record
 

@@ -50,6 +50,12 @@ class RetrievalSettings(ServiceSettings):
     build_idle_timeout_seconds: float = Field(
         default=600.0, ge=5, description="a build nobody uploads to for this long is failed and removed"
     )
+    index_cleanup_retry_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="how often the writer retries removing index data a full disk kept it from removing",
+    )
     vertex_project: str | None = None
     vertex_location: str = "europe-west2"
     vertex_embedding_model: str = "text-embedding-005"

@@ -10,6 +10,18 @@ Chroma is embedded (`PersistentClient` on `<index dir>/chroma`, one process: `ma
 Chroma server (`CHROMA_HOST`: `chroma run`, shared by every replica). Storage has one writer
 (`INDEX_ROLE=writer`): it builds, activates and prunes. Replicas (`INDEX_ROLE=replica`) open the
 same index directory and Chroma server read-only: every write method refuses on them.
+
+The lifecycle methods are coroutines on retrieval's event loop: they change the registry in
+memory there (under `lifecycle`), and do their file and Chroma work (writing a finished version,
+removing a failed or pruned one, saving the registry) in a worker thread (`asyncio.to_thread`),
+so searches keep being answered meanwhile. The browse cache is shared by those threads and the
+loop, behind its own lock.
+
+Removing a version's data can fail: deleting a Chroma collection writes to Chroma's database,
+which a full disk refuses (and a Chroma server may be unreachable). Such a version is named in the
+registry's `pending_removal` and its removal retried by `retry_pending_removals` (the server's
+maintenance pass) and whenever another version's data is removed or pruned, until it succeeds; a
+registry that could not be saved then (a full disk again) is saved by that pass too.
 """
 
 from __future__ import annotations
@@ -19,11 +31,13 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import chromadb
 import numpy as np
@@ -31,12 +45,14 @@ import numpy.typing as npt
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import NotFoundError
 
 from ng12_common.logs import get_logger
 from retrieval.embeddings import EmbeddingProvider
 from retrieval.lexical import LexicalIndex
+from retrieval.metrics import REMOVALS_PENDING
 from retrieval.records import ChunkRecord, IndexError_, VersionData
-from retrieval.registry import Registry, VersionRecord, now_iso, write_json_atomic
+from retrieval.registry import Registry, VersionRecord, collection_name, now_iso, write_json_atomic
 
 if TYPE_CHECKING:
     from hashlib import _Hash
@@ -112,10 +128,13 @@ class IndexStorage:
         self.writer = writer
         self.chroma = chroma or ChromaLocation(root / "chroma")
         self._browse_cache: OrderedDict[str, VersionData] = OrderedDict()
+        self._browse_lock = threading.Lock()  # version_data runs in worker threads
         self.registry = Registry(root)
         self.client = self.chroma.client()
         self.builds: dict[str, BuildState] = {}
         self.lifecycle = asyncio.Lock()  # one lifecycle change at a time (begin, finish, activate...)
+        self._unsaved = False  # the registry changed in memory but could not be saved (a full disk)
+        REMOVALS_PENDING.set(len(self.registry.state.pending_removal))
 
     def _writable(self) -> None:
         if not self.writer:
@@ -128,15 +147,14 @@ class IndexStorage:
         replica cannot tell a crashed build from one the writer is running."""
         if not self.writer:
             return
-        changed = False
+        interrupted = []
         for rec in self.registry.state.versions.values():
             if rec.status == "building":
                 rec.status = "failed"
                 rec.error = "interrupted: the retrieval process stopped during the build"
-                self._discard_data(rec)
-                changed = True
-        if changed:
-            self.registry.save()
+                interrupted.append(rec)
+        if interrupted or self.registry.state.pending_removal:
+            self._discard_and_save(interrupted)
 
     def active_record(self) -> VersionRecord | None:
         active = self.registry.state.active
@@ -189,9 +207,16 @@ class IndexStorage:
         if state is None:
             rec = self.registry.get(version)
             if rec is None:
-                raise IndexError_("not_found", f"unknown index version {version!r}")
+                raise IndexError_("not_found", f"unknown index version {version!r}", "index_version")
             raise IndexError_("precondition", f"index version {version} is {rec.status}, not building")
         return state
+
+    def _still_building(self, version: str, state: BuildState) -> None:
+        """Called with the build's lock held: the build was not failed or aborted while this
+        write waited for the lock (its data is removed; writing now would bring it back)."""
+        if self.builds.get(version) is not state:
+            self._build(version)  # raises: unknown, or no longer building
+            raise IndexError_("precondition", f"index version {version} was restarted while writing")
 
     async def add(
         self,
@@ -202,6 +227,7 @@ class IndexStorage:
     ) -> None:
         state = self._build(version)
         async with state.lock:
+            self._still_building(version, state)
             state.last_activity = time.monotonic()
             for rec in canonical:
                 if rec["id"] in state.canonical:
@@ -217,31 +243,40 @@ class IndexStorage:
                 state.chunk_ids.add(c.id)
             if to_embed:
                 loop = asyncio.get_running_loop()
-                vectors = await loop.run_in_executor(
-                    None, self.embedder.embed_documents, [c.text for c in to_embed]
+                vectors = await _finish_in_thread(
+                    loop.run_in_executor(None, self.embedder.embed_documents, [c.text for c in to_embed])
                 )
-                collection = self.client.get_collection(state.record.collection_name)
-                collection.add(
-                    ids=[c.id for c in to_embed],
-                    embeddings=vectors,
-                    documents=[c.text for c in to_embed],
-                    metadatas=[
-                        {
-                            "doc_type": c.doc_type,
-                            "page": c.page,
-                            "section": c.section or "",
-                            "recommendation_ids": ",".join(c.recommendation_ids),
-                        }
-                        for c in to_embed
-                    ],
+                await _finish_in_thread(
+                    asyncio.to_thread(self._store_vectors, state.record, to_embed, vectors)
                 )
             state.chunks.extend(to_embed)
             state.last_activity = time.monotonic()
+
+    def _store_vectors(
+        self, record: VersionRecord, chunks: list[ChunkRecord], vectors: npt.NDArray[np.float32]
+    ) -> None:
+        """Add embedded chunks to the version's Chroma collection (blocking: a worker thread)."""
+        collection = self.client.get_collection(record.collection_name)
+        collection.add(
+            ids=[c.id for c in chunks],
+            embeddings=vectors,
+            documents=[c.text for c in chunks],
+            metadatas=[
+                {
+                    "doc_type": c.doc_type,
+                    "page": c.page,
+                    "section": c.section or "",
+                    "recommendation_ids": ",".join(c.recommendation_ids),
+                }
+                for c in chunks
+            ],
+        )
 
     async def add_source(self, version: str, data: bytes) -> None:
         """Append a piece of the version's source PDF (written beside its data, renamed in at finish)."""
         state = self._build(version)
         async with state.lock:
+            self._still_building(version, state)
             if not data:
                 raise IndexError_("invalid", "an UploadSource message carried no data")
             if len(data) > 1024 * 1024:
@@ -261,7 +296,13 @@ class IndexStorage:
     async def reap_idle(self, max_idle_seconds: float) -> list[str]:
         """Abort builds nobody has fed for max_idle_seconds (a client killed between RPCs)."""
         now = time.monotonic()
-        idle = [v for v, st in self.builds.items() if now - st.last_activity > max_idle_seconds]
+        # a write in progress (its lock held: embedding a slow batch) is activity, not idleness;
+        # if its client is gone, the cancelled upload fails the build once that write ends
+        idle = [
+            v
+            for v, st in self.builds.items()
+            if now - st.last_activity > max_idle_seconds and not st.lock.locked()
+        ]
         reaped = []
         for version in idle:
             try:
@@ -291,23 +332,28 @@ class IndexStorage:
             if problems:
                 record.status = "failed"
                 record.error = "; ".join(problems)
-                self._discard_data(record)
                 self.builds.pop(version, None)
-                self.registry.save()
+                await _finish_in_thread(asyncio.to_thread(self._discard_and_save, [record]))
                 log.warning("index_build_failed", version=version, problems=problems)
                 return record, problems
-            if state.source_size:
-                os.replace(folder / _SOURCE_PART, folder / SOURCE_PDF)
-                record.has_source_pdf = True
-            write_json_atomic(folder / "canonical.json", state.canonical)
-            write_json_atomic(folder / "chunks.json", [c.__dict__ for c in state.chunks])
-            write_json_atomic(folder / "lexicon.json", state.lexicon)
-            LexicalIndex.build([c.text for c in state.chunks]).save(folder / "bm25")
-            record.status = "ready"
+            await _finish_in_thread(asyncio.to_thread(self._write_version, folder, state))
+            record.has_source_pdf = bool(state.source_size)
+            record.status = "ready"  # only once its files are all written
             self.builds.pop(version, None)
-            self.prune(also_keep=version)
+            await self.prune(also_keep=version)
             log.info("index_build_ready", version=version, counts=record.chunk_counts)
             return record, []
+
+    @staticmethod
+    def _write_version(folder: Path, state: BuildState) -> None:
+        """A finished build's files: its source PDF renamed in, canonical recommendations, chunk
+        records, lexicon and BM25 index (blocking: a worker thread)."""
+        if state.source_size:
+            os.replace(folder / _SOURCE_PART, folder / SOURCE_PDF)
+        write_json_atomic(folder / "canonical.json", state.canonical)
+        write_json_atomic(folder / "chunks.json", [c.__dict__ for c in state.chunks])
+        write_json_atomic(folder / "lexicon.json", state.lexicon)
+        LexicalIndex.build([c.text for c in state.chunks]).save(folder / "bm25")
 
     def _validate(self, state: BuildState, counts: Counter[str]) -> list[str]:
         record = state.record
@@ -339,14 +385,16 @@ class IndexStorage:
         async with self.lifecycle:
             record = self.registry.get(version)
             if record is None:
-                raise IndexError_("not_found", f"unknown index version {version!r}")
+                raise IndexError_("not_found", f"unknown index version {version!r}", "index_version")
             if record.status != "building":
                 raise IndexError_("precondition", f"index version {version} is {record.status}, not building")
             record.status = "failed"
             record.error = f"aborted: {reason or 'no reason given'}"
-            self._discard_data(record)
-            self.builds.pop(version, None)
-            self.registry.save()
+            state = self.builds.pop(version, None)
+            if state is not None:
+                async with state.lock:  # a write still running for its cancelled upload ends first
+                    pass
+            await _finish_in_thread(asyncio.to_thread(self._discard_and_save, [record]))
             return record
 
     # --- activation (serving.IndexManager loads the version, then commits it here) -----------
@@ -356,7 +404,7 @@ class IndexStorage:
         self._writable()
         record = self.registry.get(version)
         if record is None:
-            raise IndexError_("not_found", f"unknown index version {version!r}")
+            raise IndexError_("not_found", f"unknown index version {version!r}", "index_version")
         if record.status not in ("ready", "retired", "active"):
             raise IndexError_(
                 "precondition",
@@ -414,10 +462,19 @@ class IndexStorage:
             lexical=LexicalIndex.load(folder / "bm25"),
         )
 
-    def prune(self, also_keep: str | None = None) -> None:
+    async def prune(self, also_keep: str | None = None) -> None:
         """Keep KEEP_VERSIONS versions that hold data (always the active and the previous one, then
         the newest), and the newest FAILED_KEPT failed records; delete the rest, data and all.
-        `also_keep` (a build that just finished, awaiting review or activation) is never pruned."""
+        `also_keep` (a build that just finished, awaiting review or activation) is never pruned.
+        The caller holds `lifecycle`. The records go at once; their data in a worker thread."""
+        drop = self._unregister_prunable(also_keep)
+        await _finish_in_thread(asyncio.to_thread(self._discard_and_save, drop))
+        for record in drop:
+            log.info("index_pruned", version=record.version, status=record.status)
+
+    def _unregister_prunable(self, also_keep: str | None) -> list[VersionRecord]:
+        """Remove the records prune drops from the registry (in memory) and the browse cache;
+        return them, their data still to discard."""
         state = self.registry.state
         pinned = {v for v in (state.active, state.previous) if v}
         with_data = sorted(
@@ -436,16 +493,90 @@ class IndexStorage:
         )
         drop = [r for r in with_data if r.version not in keep] + failed[FAILED_KEPT:]
         for record in drop:
-            self._discard_data(record)
             del state.versions[record.version]
-            self._browse_cache.pop(record.version, None)
-            log.info("index_pruned", version=record.version, status=record.status)
-        self.registry.save()
+        with self._browse_lock:
+            for record in drop:
+                self._browse_cache.pop(record.version, None)
+        return drop
 
-    def _discard_data(self, record: VersionRecord) -> None:
-        """Remove a version's Chroma collection and folder (a failed, aborted or pruned build)."""
-        self._drop_collection(record)
-        shutil.rmtree(self._folder(record.version), ignore_errors=True)
+    def _discard_and_save(self, records: list[VersionRecord]) -> None:
+        """Remove these versions' data and retry the removals still pending, then save the
+        registry (blocking: a worker thread; the caller holds `lifecycle`). A save the disk refuses
+        is left to the next maintenance pass: the registry in memory is the true one meanwhile."""
+        for record in records:
+            self._discard_data(record.version)
+        self._retry_removals()
+        self._save_or_defer()
+
+    def _discard_data(self, version: str) -> bool:
+        """Remove a version's folder, then its Chroma collection (a failed, aborted or pruned
+        build); True once both are gone. What cannot be removed now is named in the registry's
+        `pending_removal` (saved by the caller) and retried later."""
+        errors = []
+        try:
+            shutil.rmtree(self._folder(version))  # first: it frees room for Chroma's delete
+        except FileNotFoundError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - an OSError (a full disk...) or worse: retried later
+            errors.append(f"folder: {exc!r}")
+        try:
+            self.client.delete_collection(collection_name(version))
+        except NotFoundError:
+            pass  # never created, or already gone
+        except Exception as exc:  # noqa: BLE001 - a full disk, an unreachable server...: retried later
+            errors.append(f"collection: {exc!r}")
+        pending = self.registry.state.pending_removal
+        if errors and version not in pending:
+            pending.append(version)
+            log.warning("index_data_removal_failed", version=version, errors=errors, retried=True)
+        elif not errors and version in pending:
+            pending.remove(version)
+            log.info("index_data_removed_on_retry", version=version)
+        REMOVALS_PENDING.set(len(pending))
+        return not errors
+
+    def _retry_removals(self) -> list[str]:
+        """Try again to remove the data of the versions in `pending_removal` (blocking); returns
+        the ones removed now. A version that holds data again (it cannot: names are never reused)
+        is only taken off the list."""
+        state = self.registry.state
+        removed = []
+        for version in list(state.pending_removal):
+            record = state.versions.get(version)
+            if record is not None and record.status != "failed":
+                state.pending_removal.remove(version)
+                self._unsaved = True
+                continue
+            if self._discard_data(version):
+                removed.append(version)
+                self._unsaved = True
+        REMOVALS_PENDING.set(len(state.pending_removal))
+        return removed
+
+    def _save_or_defer(self) -> None:
+        """Save the registry; on an OSError (ENOSPC, say) keep it unsaved for the next pass."""
+        try:
+            self.registry.save()
+        except OSError as exc:
+            self._unsaved = True
+            log.warning("registry_save_deferred", error=repr(exc))
+        else:
+            self._unsaved = False
+
+    async def retry_pending_removals(self) -> list[str]:
+        """The maintenance pass: retry the data removals that failed, and save a registry that
+        could not be saved, in a worker thread. Returns the versions whose data is gone now."""
+        if not self.writer or not (self.registry.state.pending_removal or self._unsaved):
+            return []
+        async with self.lifecycle:
+
+            def retry() -> list[str]:
+                removed = self._retry_removals()
+                if self._unsaved:
+                    self._save_or_defer()
+                return removed
+
+            return await asyncio.to_thread(retry)
 
     def source_pdf(self, version: str) -> Path | None:
         path = self._folder(version) / SOURCE_PDF
@@ -459,15 +590,19 @@ class IndexStorage:
             self.registry.reload_if_changed()
         record = self.registry.get(version)
         if record is None or record.status not in ("ready", "retired", "active"):
-            raise IndexError_("not_found", f"unknown index version {version!r} (or it holds no data)")
+            raise IndexError_(
+                "not_found", f"unknown index version {version!r} (or it holds no data)", "index_version"
+            )
         return record
 
     def version_data(self, record: VersionRecord) -> VersionData:
-        """Chunks and canonical recommendations of a version read from disk (two kept cached)."""
-        cached = self._browse_cache.get(record.version)
-        if cached is not None:
-            self._browse_cache.move_to_end(record.version)
-            return cached
+        """Chunks and canonical recommendations of a version read from disk (two kept cached).
+        Blocking: called from worker threads, so the cache is only touched under its lock."""
+        with self._browse_lock:
+            cached = self._browse_cache.get(record.version)
+            if cached is not None:
+                self._browse_cache.move_to_end(record.version)
+                return cached
         folder = self._folder(record.version)
         try:
             chunks = [
@@ -475,18 +610,32 @@ class IndexStorage:
             ]
             canonical = json.loads((folder / "canonical.json").read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise IndexError_("not_found", f"index version {record.version} has no data on disk") from None
+            raise IndexError_(
+                "not_found", f"index version {record.version} has no data on disk", "index_version"
+            ) from None
         data = VersionData(record, chunks, canonical)
-        self._browse_cache[record.version] = data
-        while len(self._browse_cache) > 2:
-            self._browse_cache.popitem(last=False)
+        with self._browse_lock:
+            if record.version in self.registry.state.versions:  # not pruned while it was read
+                self._browse_cache[record.version] = data
+                while len(self._browse_cache) > 2:
+                    self._browse_cache.popitem(last=False)
         return data
 
     def _folder(self, version: str) -> Path:
         return self.root / "versions" / version
 
-    def _drop_collection(self, record: VersionRecord) -> None:
-        try:
-            self.client.delete_collection(record.collection_name)
-        except Exception:  # noqa: BLE001 - already gone is fine
-            log.debug("collection_already_gone", version=record.version)
+
+T = TypeVar("T")
+
+
+async def _finish_in_thread(work: Awaitable[T]) -> T:
+    """Await blocking work running in a thread, to its end even when the caller is cancelled (an
+    upload whose client vanished is cancelled by grpc while it fails its build): the work still
+    runs (a removal is not lost once the status says failed), and a write holds the build's lock
+    until it is done (its removal would race the write)."""
+    future = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await asyncio.wait([future])
+        raise

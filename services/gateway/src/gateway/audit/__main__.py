@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"audit trail BROKEN after {result.checked} good records: {result.problem}", file=sys.stderr)
         return 1
     if args.command == "export":
-        for _, raw, _, digest in store.iter_all():
+        for _, raw, _, digest in store.iter_all(since=args.since or None):
             record = json.loads(raw)
             if args.since and record.get("ts", "") < args.since:
                 continue

@@ -4,18 +4,28 @@
 recommendation ids, top action, grounding and index version), so the record says what the user
 was shown. The write happens before the response is sent: if the trail cannot be written the
 caller gets 503 and nothing unaudited is answered.
+
+Calls that change something are recorded BEFORE the change takes effect (`AuditRecorder.first`),
+or in the change's own transaction when it is in the gateway database (`write(..., within=)`):
+if the record cannot be written, nothing is done and the caller gets 503. If the change then
+fails, a second record with the same request id says so (its status, `outcome` `not_done` or
+`unknown`, and `supersedes`: the first record's seq). Reads are recorded with the status they
+are answered with (`AuditRecorder.read`), failures included.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
 from fastapi import Request
 
 from gateway.audit.records import AuditEntry, AuditKind, AuditRecord, body_hash
-from gateway.audit.store import AuditStore
+from gateway.audit.store import ActionRefused, AuditStore, Within
+from gateway.failures import failure_code, failure_outcome, failure_status
 from gateway.security.principal import Principal
 from ng12_common.http_app import route_template
 from ng12_common.logs import current_request_id, get_logger
@@ -85,7 +95,10 @@ class AuditRecorder:
         raw_input: bytes = b"",
         summary: dict[str, Any] | None = None,
         reply: bytes = b"",
+        within: Within | None = None,
     ) -> AuditRecord:
+        """Append the record; `within(conn)` runs a change in the record's transaction (both or
+        neither; an `ActionRefused` from it reaches the caller, nothing written)."""
         who = principal or getattr(request.state, "principal", None)
         entry = AuditEntry(
             request_id=current_request_id() or "",
@@ -102,10 +115,61 @@ class AuditRecorder:
             **(outcome_of(reply) if reply and status < 400 else {}),
         )
         try:
-            return await asyncio.to_thread(self.store.append, entry)
+            return await asyncio.to_thread(self.store.append, entry, within)
+        except ActionRefused:
+            raise
         except Exception as exc:  # noqa: BLE001 - any storage failure: refuse to answer, say why
             log.error("audit_write_failed", kind=kind, route=entry.route, error=type(exc).__name__)
             raise AuditUnavailable(
                 f"The audit trail cannot be written ({type(exc).__name__}), so no answer is given; "
                 "try again shortly, and tell your administrator if it persists."
             ) from None
+
+    @asynccontextmanager
+    async def first(
+        self, request: Request, kind: AuditKind, status: int, summary: dict[str, Any]
+    ) -> AsyncIterator[AuditRecord]:
+        """Record an action with the status it answers when it succeeds, then run it (the body of
+        the `async with`). No record, no action: AuditUnavailable (503) before anything is done.
+        If the action fails, a second record (same request id) gives the status it is answered
+        with, whether it may have taken effect (`outcome`) and the first record's seq."""
+        record = await self.write(request, kind, status, summary=summary)
+        try:
+            yield record
+        except Exception as exc:
+            await self.write(
+                request,
+                kind,
+                failure_status(exc),
+                summary={
+                    **summary,
+                    "outcome": failure_outcome(exc),
+                    "error": failure_code(exc),
+                    "supersedes": record.seq,
+                },
+            )
+            raise
+
+    @asynccontextmanager
+    async def on_failure(
+        self, request: Request, kind: AuditKind, summary: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """If the body fails, record the status its error is answered with (`outcome` not_done:
+        use it around checks made before an action). The body may add facts to the summary."""
+        facts = dict(summary)
+        try:
+            yield facts
+        except Exception as exc:
+            failed = {**facts, "error": failure_code(exc), "outcome": "not_done"}
+            await self.write(request, kind, failure_status(exc), summary=failed)
+            raise
+
+    @asynccontextmanager
+    async def read(
+        self, request: Request, kind: AuditKind, summary: dict[str, Any]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Record a read once it is answered: 200, or the status its error is answered with. The
+        body may add facts (counts, never free text) to the yielded summary."""
+        async with self.on_failure(request, kind, summary) as facts:
+            yield facts
+        await self.write(request, kind, 200, summary=facts)

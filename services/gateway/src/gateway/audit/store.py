@@ -3,7 +3,9 @@
 Appending reads the last record and inserts `seq + 1` with `prev_hash` = its hash, in one
 transaction; `seq` is the primary key, so two writers racing for the same position (several
 gateway workers or replicas) cannot fork the chain: one insert fails and is retried on the new
-tail. Records are never updated (a trigger refuses UPDATE). Retention (`purge`) deletes the oldest
+tail. Records are never updated (a trigger refuses UPDATE). `append(entry, within=...)` runs a
+change to the same database (an API key created or revoked) in the record's own transaction, so
+the change and its record are committed together or not at all. Retention (`purge`) deletes the oldest
 records and moves the anchor (the last deleted record's seq and hash) so the rest still verifies.
 """
 
@@ -11,11 +13,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Engine, delete, insert, select
+from sqlalchemy import Connection, Engine, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from gateway.audit.records import GENESIS, AuditEntry, AuditRecord, canonical, record_hash
@@ -39,20 +41,29 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+class ActionRefused(Exception):
+    """Raised by an `append(..., within=...)` change that must not happen (e.g. no such API key):
+    the transaction, record included, is rolled back and the exception reaches the caller."""
+
+
+Within = Callable[[Connection], None]
+
+
 class AuditStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def append(self, entry: AuditEntry) -> AuditRecord:
-        """Blocking: run in a thread. Raises after repeated conflicts (the caller answers 503)."""
+    def append(self, entry: AuditEntry, within: Within | None = None) -> AuditRecord:
+        """Blocking: run in a thread. Raises after repeated conflicts (the caller answers 503).
+        `within(conn)` runs in the record's transaction, after the insert (see the module doc)."""
         for attempt in range(50):
             try:
-                return self._append_once(entry)
+                return self._append_once(entry, within)
             except (IntegrityError, OperationalError):
                 time.sleep(min(0.002 * (attempt + 1), 0.05))
         raise RuntimeError("the audit trail is busy; the record was not written")
 
-    def _append_once(self, entry: AuditEntry) -> AuditRecord:
+    def _append_once(self, entry: AuditEntry, within: Within | None) -> AuditRecord:
         with self._engine.begin() as conn:
             tail = conn.execute(_TAIL).first()
             if tail is None:
@@ -79,6 +90,8 @@ class AuditStore:
                     "hash": record.hash,
                 },
             )
+            if within is not None:
+                within(conn)
         return record
 
     def query(
@@ -100,9 +113,24 @@ class AuditStore:
             rows.reverse()
         return [AuditRecord(**json.loads(r[0]), hash=r[1]) for r in rows]
 
-    def iter_all(self, batch: int = 1000) -> Iterator[tuple[int, str, str, str]]:
-        """(seq, record json, prev_hash, hash) in order, in batches (export and verify)."""
+    def first_seq_since(self, since: str) -> int | None:
+        """The lowest seq of the records at or after `since` (ISO time; the indexed `ts`), or None."""
+        with self._engine.connect() as conn:
+            first = conn.execute(select(func.min(audit_log.c.seq)).where(audit_log.c.ts >= since)).scalar()
+        return int(first) if first is not None else None
+
+    def iter_all(self, batch: int = 1000, since: str | None = None) -> Iterator[tuple[int, str, str, str]]:
+        """(seq, record json, prev_hash, hash) in order, in batches (export and verify). With `since`
+        (ISO date or time, UTC) it starts at the lowest seq stamped from then on, found with the `ts`
+        index, instead of reading the whole trail from the start. `ts` grows with `seq` (both are
+        taken in the appending transaction) up to clock skew between replicas, so callers still skip
+        a later record stamped before `since`."""
         last = -1
+        if since:
+            first = self.first_seq_since(since)
+            if first is None:
+                return
+            last = first - 1
         while True:
             with self._engine.connect() as conn:
                 rows = conn.execute(

@@ -3,6 +3,9 @@
 Only the SHA-256 of a key is stored (the key is 256 random bits, so a fast hash is enough: there is
 nothing to brute-force). The key itself is shown once, when an admin creates it. Lookups are
 cached for a few seconds; a revoked key stops working within `cache_seconds` on every replica.
+
+Creating and revoking have a form that runs on a given connection (`insert`, `revoke_on`) so the
+admin routes commit the change in the same transaction as its audit record.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, update
 
 from gateway.database import api_keys
 from gateway.security.principal import Principal, Role
@@ -49,38 +52,54 @@ class ApiKeyStore:
         self._cache: dict[str, tuple[float, Principal | None]] = {}
         self.cache_seconds = cache_seconds
 
-    def create(self, name: str, roles: list[Role], created_by: str) -> CreatedApiKey:
+    @staticmethod
+    def new_key(name: str, roles: list[Role], created_by: str) -> CreatedApiKey:
+        """A fresh key (not stored yet: `insert` it)."""
         key_id = secrets.token_hex(8)
-        key = f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-        row = {
-            "key_id": key_id,
-            "name": name,
-            "key_sha256": _digest(key),
-            "roles": [r.value for r in roles],
-            "created_by": created_by,
-            "created_at": _now(),
-            "revoked": False,
-        }
-        with self._engine.begin() as conn:
-            conn.execute(insert(api_keys).values(**row))
-        return CreatedApiKey.model_validate(
-            {"api_key": key, **{k: v for k, v in row.items() if k != "key_sha256"}}
+        return CreatedApiKey(
+            api_key=f"{PREFIX}{key_id}_{secrets.token_urlsafe(32)}",
+            key_id=key_id,
+            name=name,
+            roles=roles,
+            created_by=created_by,
+            created_at=_now(),
         )
+
+    @staticmethod
+    def insert(conn: Connection, created: CreatedApiKey) -> None:
+        """Store `created` (its hash only) on `conn`, inside the caller's transaction."""
+        row = created.model_dump(mode="json", exclude={"api_key", "revoked_at"})
+        conn.execute(insert(api_keys).values(**row, key_sha256=_digest(created.api_key)))
+
+    def create(self, name: str, roles: list[Role], created_by: str) -> CreatedApiKey:
+        created = self.new_key(name, roles, created_by)
+        with self._engine.begin() as conn:
+            self.insert(conn, created)
+        return created
 
     def list(self) -> list[ApiKeyInfo]:
         with self._engine.connect() as conn:
             rows = conn.execute(select(api_keys).order_by(api_keys.c.created_at)).mappings().all()
         return [ApiKeyInfo.model_validate({k: v for k, v in r.items() if k != "key_sha256"}) for r in rows]
 
+    def revoke_on(self, conn: Connection, key_id: str) -> bool:
+        """Revoke on `conn` (the caller's transaction); False if no active key has this id. Call
+        `forget_cached` once it is committed."""
+        done = conn.execute(
+            update(api_keys)
+            .where(api_keys.c.key_id == key_id, api_keys.c.revoked.is_(False))
+            .values(revoked=True, revoked_at=_now())
+        )
+        return bool(done.rowcount)
+
     def revoke(self, key_id: str) -> bool:
         with self._engine.begin() as conn:
-            done = conn.execute(
-                update(api_keys)
-                .where(api_keys.c.key_id == key_id, api_keys.c.revoked.is_(False))
-                .values(revoked=True, revoked_at=_now())
-            )
+            done = self.revoke_on(conn, key_id)
+        self.forget_cached()
+        return done
+
+    def forget_cached(self) -> None:
         self._cache.clear()
-        return bool(done.rowcount)
 
     def authenticate(self, key: str) -> Principal | None:
         """The principal of a valid, unrevoked key, else None (blocking: run in a thread)."""

@@ -6,8 +6,9 @@ A request carries one of:
 - `X-API-Key: ng12_...`: an integrator's API key.
 
 No credentials, or credentials that fail verification: 401 with `WWW-Authenticate: Bearer`.
-Valid credentials without an allowed role: 403. The principal is kept on `request.state` for
-the audit trail and the per-user rate limit.
+An OIDC token while the identity provider cannot be reached: 503 `identity_provider_unavailable`
+(the token may be valid; retry). Valid credentials without an allowed role: 403. The principal
+is kept on `request.state` for the audit trail and the per-user rate limit.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from fastapi.security import APIKeyHeader, OAuth2PasswordBearer
 
 from gateway.rate_limits import RateLimiter
 from gateway.security.api_keys import ApiKeyStore
-from gateway.security.oidc import OidcVerifier
+from gateway.security.oidc import IdentityProviderUnavailable, OidcVerifier
 from gateway.security.principal import ADMIN_ROLES, CLINICAL_ROLES, Principal, Role
 from gateway.security.tokens import TokenIssuer
 
@@ -55,6 +56,16 @@ async def _from_bearer(auth: Authenticator, token: str) -> Principal:
         if auth.tokens.is_ours(token) or auth.oidc is None:
             return auth.tokens.verify(token)
         return await asyncio.to_thread(auth.oidc.verify, token)
+    except IdentityProviderUnavailable as exc:
+        raise HTTPException(
+            status_code=503,
+            detail={
+                "code": "identity_provider_unavailable",
+                "message": f"Sign-in cannot be checked: {exc}. Try again shortly; tell your "
+                "administrator if it persists.",
+            },
+            headers={"Retry-After": "5"},
+        ) from None
     except jwt.ExpiredSignatureError:
         raise _unauthorized(
             "token_expired", f"The access token has expired; sign in again ({TOKEN_URL})."

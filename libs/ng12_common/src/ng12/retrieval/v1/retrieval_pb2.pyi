@@ -293,16 +293,18 @@ class LexiconTerm(_message.Message):
     def __init__(self, concept: _Optional[str] = ..., label: _Optional[str] = ..., synonyms: _Optional[_Iterable[str]] = ..., kind: _Optional[str] = ..., terms: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class UploadChunksRequest(_message.Message):
-    __slots__ = ("version", "chunks", "recommendations", "lexicon")
+    __slots__ = ("version", "chunks", "recommendations", "lexicon", "last")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
     RECOMMENDATIONS_FIELD_NUMBER: _ClassVar[int]
     LEXICON_FIELD_NUMBER: _ClassVar[int]
+    LAST_FIELD_NUMBER: _ClassVar[int]
     version: str
     chunks: _containers.RepeatedCompositeFieldContainer[Chunk]
     recommendations: _containers.RepeatedCompositeFieldContainer[CanonicalRecommendation]
     lexicon: _containers.RepeatedCompositeFieldContainer[LexiconTerm]
-    def __init__(self, version: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., recommendations: _Optional[_Iterable[_Union[CanonicalRecommendation, _Mapping]]] = ..., lexicon: _Optional[_Iterable[_Union[LexiconTerm, _Mapping]]] = ...) -> None: ...
+    last: bool
+    def __init__(self, version: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., recommendations: _Optional[_Iterable[_Union[CanonicalRecommendation, _Mapping]]] = ..., lexicon: _Optional[_Iterable[_Union[LexiconTerm, _Mapping]]] = ..., last: _Optional[bool] = ...) -> None: ...
 
 class UploadChunksResponse(_message.Message):
     __slots__ = ("version", "chunks_received", "recommendations_received")

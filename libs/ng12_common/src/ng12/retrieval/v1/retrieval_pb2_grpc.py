@@ -27,6 +27,9 @@ if _version_not_supported:
 
 class RetrievalStub:
     """Retrieval owns ChromaDB, the lexical index and the embedding model.
+
+    Every NOT_FOUND carries the trailing metadata "ng12-not-found" naming what is missing:
+    index_version, recommendation, chunk or source_pdf (clients map it, never the message text).
     """
 
     def __init__(self, channel):
@@ -119,6 +122,9 @@ class RetrievalStub:
 
 class RetrievalServicer:
     """Retrieval owns ChromaDB, the lexical index and the embedding model.
+
+    Every NOT_FOUND carries the trailing metadata "ng12-not-found" naming what is missing:
+    index_version, recommendation, chunk or source_pdf (clients map it, never the message text).
     """
 
     def Search(self, request, context):
@@ -129,7 +135,8 @@ class RetrievalServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetRecommendations(self, request, context):
-        """Canonical (verbatim) recommendations by id; all of them when no id is given.
+        """Canonical (verbatim) recommendations by id; all of them when no id is given. NOT_FOUND:
+        unknown id (recommendation) or version (index_version).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -222,13 +229,15 @@ class RetrievalServicer:
 
     def ListChunks(self, request, context):
         """Search chunks (and canonical recommendations as doc_type rule_canonical), filtered, paged.
+        NOT_FOUND: unknown version.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetChunk(self, request, context):
-        """One chunk in full with the recommendation it resolves to.
+        """One chunk in full with the recommendation it resolves to. NOT_FOUND: unknown version
+        (index_version) or chunk (chunk).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -327,6 +336,9 @@ def add_RetrievalServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class Retrieval:
     """Retrieval owns ChromaDB, the lexical index and the embedding model.
+
+    Every NOT_FOUND carries the trailing metadata "ng12-not-found" naming what is missing:
+    index_version, recommendation, chunk or source_pdf (clients map it, never the message text).
     """
 
     @staticmethod
