@@ -130,14 +130,19 @@ def find_eval_dev(name: str) -> Path:
     raise FileNotFoundError(f"development cases {name} not found; set NG12_EVAL_DEV to the eval-dev folder")
 
 
-def load_launcher() -> Any:
-    """deploy/run_stack.py (the `make run` launcher) as a module: Stack, StackConfig."""
-    spec = importlib.util.spec_from_file_location("run_stack", REPO / "deploy" / "run_stack.py")
+def load_script(name: str, path: Path) -> Any:
+    """A script outside the packages (deploy/*.py) imported as module `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules["run_stack"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_launcher() -> Any:
+    """deploy/run_stack.py (the `make run` launcher) as a module: Stack, StackConfig."""
+    return load_script("run_stack", REPO / "deploy" / "run_stack.py")
 
 
 def stack_config(launcher: Any, *, redis_url: str, ng12_pdf: Path, var_dir: Path, **extra: Any) -> Any:
@@ -209,3 +214,15 @@ def kb_slice(kb: Any, start: int, end: int) -> Any:
             "symptom_rows": [],
         }
     )
+
+
+def chroma_collections(index_dir: Path) -> set[str]:
+    """Names of the Chroma collections of an embedded index (`CHROMA_DIR`), read from Chroma's
+    SQLite file read-only: a live retrieval process owns that database, and a second Chroma
+    client must not open it."""
+    import contextlib
+    import sqlite3
+
+    database = index_dir / "chroma" / "chroma.sqlite3"
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+        return {str(row[0]) for row in db.execute("SELECT name FROM collections")}

@@ -181,3 +181,59 @@ def test_a_queried_diagnosis_is_found_as_a_whole_word() -> None:
     assert _queried("?UTI on dipstick", "uti")
     assert not _queried("routine bloods; UTI treated", "uti")  # 'uti' inside 'routine' is not it
     assert _queried("routine bloods, ?UTI", "uti")
+
+
+def test_pronouns_and_possessives_do_not_change_what_a_phrase_names() -> None:
+    """One lay term covers every person: pronouns are stop words and verbs match by stems, so no
+    "he/she/I" variant of a term is listed."""
+    lex = [
+        LexiconEntry(concept="haemoptysis", label="haemoptysis", synonyms=["blood when coughing"]),
+        LexiconEntry(concept="cough", label="cough"),
+        LexiconEntry(concept="haematuria", label="haematuria", synonyms=["blood in pee"]),
+    ]
+    for text in [
+        "blood when I cough",
+        "blood when he coughs",
+        "blood when they cough",
+        "blood when you cough",
+    ]:
+        assert [m.concept for m in match_concepts(text, lex)] == ["haemoptysis"], text
+    for text in ["blood in your pee", "blood in her pee", "blood in my pee"]:
+        assert [m.concept for m in match_concepts(text, lex)] == ["haematuria"], text
+    # the exact word inside a longer reading gives way to it; on its own it is still read
+    assert [m.concept for m in match_concepts("dry cough", lex)] == ["cough"]
+
+
+def test_a_negation_of_another_verb_does_not_negate_the_finding() -> None:
+    """ "not" negates the verb it stands before: when the finding is the subject of its own clause
+    ("the lump has gone"), the negated verb is the one governing that clause."""
+    for text in [
+        "does not think the lump has gone",
+        "not sure the lump is smaller",
+        "doesn't feel the lump has changed",
+    ]:
+        (m,) = match_concepts(text, LEX)
+        assert m.concept == "lump" and m.context is None, (text, m.context)
+    # only a verb of belief, knowledge or perception governs a clause: any other verb's negation
+    # negates the finding, even when a predicate of the patient follows it
+    for text in [
+        "not feeling any lump",
+        "does not have a lump",
+        "lump not felt",
+        "does not have a lump is otherwise well",
+        "has not had a lump has been well",
+        "never had a lump was seen last year",
+    ]:
+        (m,) = match_concepts(text, LEX)
+        assert m.context == "negated", text
+    (m,) = match_concepts("the lump has gone", LEX)
+    assert m.context == "resolved"
+
+
+def test_positive_and_negative_shorthand() -> None:
+    from ng12_common.lexicon_match import normalise_phrase
+
+    assert normalise_phrase("Tinel's +ve", keep_stop_words=True) == "tinel positive"
+    assert normalise_phrase("nitrites -ve, leucocytes +ve", keep_stop_words=True) == (
+        "nitrites negative , leucocytes positive"
+    )

@@ -19,6 +19,7 @@ from ng12_common.redaction import shared_redactor
         ("Mrs Jane Smith has a cough", "<PERSON> has a cough"),
         ("Dr Patel referred him", "<PERSON> referred him"),
         ("patient name: John Brown, 63", "<PERSON>, 63"),
+        ("seen patient Jane Smith today", "seen <PERSON> today"),
     ],
 )
 def test_personal_data_is_replaced_by_its_type(text: str, expected: str) -> None:
@@ -33,6 +34,9 @@ def test_personal_data_is_replaced_by_its_type(text: str, expected: str) -> None
         "lost 8 kg in 3 months, 2WW for dysphagia, 1.1.1 and 1.6.4",
         "NHS 9434765918 fails the modulus-11 check",  # not an NHS number: kept
         "Smith's fracture; Paget's disease of the nipple",
+        "what should I tell a patient I'm referring?",  # one word after "patient" is not a name
+        "patient Hb 98 and Patient Aged 58 with PMB",
+        "PSA table: aged 50-59/60 and over",  # not a day/month/year
     ],
 )
 def test_clinical_text_is_left_alone(text: str) -> None:

@@ -149,12 +149,30 @@ def test_what_gemini_sees_is_redacted() -> None:
         smoking_history="Ex-Smoker",
         symptoms=["haemoptysis x2 this week", "NHS 943 476 5919, call 020 7946 0958"],
         history=["seen by Dr Patel for COPD"],
-        test_results={"Hb": "118 g/L"},
+        test_results={"Hb": "118 g/L", "CXR": "reported by Dr Patel, call 020 7946 0958", "PSA": 2.1},
     )
-    outcome = SimpleNamespace(matched=[], near_misses=[], safety_netting=[], unrecognised=[], top_action="x")
+    matched = SimpleNamespace(
+        recommendation_id="1.1.1", action="a", criteria_met=["haemoptysis: 'seen by Dr Patel'"], text="t"
+    )
+    outcome = SimpleNamespace(
+        matched=[matched],
+        near_misses=[],
+        safety_netting=[],
+        unrecognised=["ring 020 7946 0958 about it"],
+        top_action="x",
+    )
     payload = llm_payload(record, outcome)  # type: ignore[arg-type]
     patient = payload["patient"]
     assert "name" not in patient and "patient_id" not in patient
     assert patient["symptoms"] == ["haemoptysis x2 this week", "NHS <UK_NHS>, call <PHONE_NUMBER>"]
     assert patient["history"] == ["seen by <PERSON> for COPD"]
-    assert patient["test_results"] == {"Hb": "118 g/L"} and patient["age"] == 63
+    # every free-text field: a test result's worded value too; numbers stay as they are
+    assert patient["test_results"] == {
+        "Hb": "118 g/L",
+        "CXR": "reported by <PERSON>, call <PHONE_NUMBER>",
+        "PSA": 2.1,
+    }
+    assert patient["age"] == 63
+    # the decision's lines that quote the record are redacted like the record
+    assert payload["matched_recommendations"][0]["criteria_met"] == ["haemoptysis: 'seen by <PERSON>'"]
+    assert payload["unrecognised"] == ["ring <PHONE_NUMBER> about it"]

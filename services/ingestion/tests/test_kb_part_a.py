@@ -12,7 +12,22 @@ from ingestion.kb.parse import ParsedGuideline
 from ng12_common.knowledge import Recommendation, text_hash
 
 SECTION_SIZES = {
-    1: 6, 2: 11, 3: 6, 4: 3, 5: 15, 6: 10, 7: 7, 8: 5, 9: 2, 10: 9, 11: 7, 12: 3, 13: 4, 14: 11, 15: 2, 16: 8
+    1: 6,
+    2: 11,
+    3: 6,
+    4: 3,
+    5: 15,
+    6: 10,
+    7: 7,
+    8: 5,
+    9: 2,
+    10: 9,
+    11: 7,
+    12: 3,
+    13: 4,
+    14: 11,
+    15: 2,
+    16: 8,
 }
 EXPECTED_IDS = [f"1.{s}.{n}" for s, count in SECTION_SIZES.items() for n in range(1, count + 1)]
 
@@ -130,8 +145,14 @@ def test_table_in_recommendation_1_6_3(recs: dict[str, Recommendation]) -> None:
     assert "in table 1. Take into account the person's preferences" in text
     caption = "Table 1 Age-specific PSA thresholds for people with possible symptoms of prostate cancer"
     assert f"\n{caption}\n" in text
-    for row in ("Below 40 Use clinical judgement", "40 to 49 More than 2.5", "50 to 59 More than 3.5",
-                "60 to 69 More than 4.5", "70 to 79 More than 6.5", "Above 79 Use clinical judgement"):
+    for row in (
+        "Below 40 Use clinical judgement",
+        "40 to 49 More than 2.5",
+        "50 to 59 More than 3.5",
+        "60 to 69 More than 4.5",
+        "70 to 79 More than 6.5",
+        "Above 79 Use clinical judgement",
+    ):
         assert f"\n{row}" in text
     assert "For a short explanation" not in text  # the pointer to the rationale is prose
 
@@ -161,17 +182,47 @@ def test_sections_and_subsections(recs: dict[str, Recommendation]) -> None:
 
 
 SITES = {
-    "1.1.1": "lung", "1.1.4": "mesothelioma", "1.2.1": "oesophageal", "1.2.4": "pancreatic",
-    "1.2.6": "stomach", "1.2.10": "gall bladder", "1.2.11": "liver", "1.3.1": "colorectal",
-    "1.3.6": "anal", "1.4.1": "breast", "1.5.1": "ovarian", "1.5.10": "endometrial", "1.5.13": "cervical",
-    "1.5.14": "vulval", "1.5.15": "vaginal", "1.6.1": "prostate", "1.6.4": "bladder", "1.6.6": "renal",
-    "1.6.7": "testicular", "1.6.9": "penile", "1.7.1": "melanoma", "1.7.4": "squamous cell carcinoma",
-    "1.7.5": "basal cell carcinoma", "1.8.1": "laryngeal", "1.8.2": "oral", "1.8.5": "thyroid",
-    "1.9.1": "brain and CNS", "1.9.2": "brain and CNS", "1.10.1": "leukaemia", "1.10.2": "leukaemia",
-    "1.10.4": "myeloma", "1.10.6": "non-Hodgkin's lymphoma", "1.10.8": "Hodgkin's lymphoma",
-    "1.11.1": "bone sarcoma", "1.11.4": "soft tissue sarcoma", "1.12.1": "neuroblastoma",
-    "1.12.2": "retinoblastoma", "1.12.3": "Wilms' tumour", "1.13.2": "non-site-specific",
-    "1.14.1": "non-site-specific", "1.16.8": "non-site-specific",
+    "1.1.1": "lung",
+    "1.1.4": "mesothelioma",
+    "1.2.1": "oesophageal",
+    "1.2.4": "pancreatic",
+    "1.2.6": "stomach",
+    "1.2.10": "gall bladder",
+    "1.2.11": "liver",
+    "1.3.1": "colorectal",
+    "1.3.6": "anal",
+    "1.4.1": "breast",
+    "1.5.1": "ovarian",
+    "1.5.10": "endometrial",
+    "1.5.13": "cervical",
+    "1.5.14": "vulval",
+    "1.5.15": "vaginal",
+    "1.6.1": "prostate",
+    "1.6.4": "bladder",
+    "1.6.6": "renal",
+    "1.6.7": "testicular",
+    "1.6.9": "penile",
+    "1.7.1": "melanoma",
+    "1.7.4": "squamous cell carcinoma",
+    "1.7.5": "basal cell carcinoma",
+    "1.8.1": "laryngeal",
+    "1.8.2": "oral",
+    "1.8.5": "thyroid",
+    "1.9.1": "brain and CNS",
+    "1.9.2": "brain and CNS",
+    "1.10.1": "leukaemia",
+    "1.10.2": "leukaemia",
+    "1.10.4": "myeloma",
+    "1.10.6": "non-Hodgkin's lymphoma",
+    "1.10.8": "Hodgkin's lymphoma",
+    "1.11.1": "bone sarcoma",
+    "1.11.4": "soft tissue sarcoma",
+    "1.12.1": "neuroblastoma",
+    "1.12.2": "retinoblastoma",
+    "1.12.3": "Wilms' tumour",
+    "1.13.2": "non-site-specific",
+    "1.14.1": "non-site-specific",
+    "1.16.8": "non-site-specific",
 }
 
 
@@ -184,16 +235,66 @@ ACTIONS = {
     "immediate_referral": ["1.10.2"],
     "very_urgent_referral": ["1.9.2", "1.10.7", "1.10.9", "1.11.2", "1.11.7", "1.12.1", "1.12.3"],
     "very_urgent_investigation": ["1.10.1", "1.10.3", "1.11.3", "1.11.6"],
-    "urgent_investigation": ["1.1.2", "1.1.3", "1.1.5", "1.1.6", "1.2.5", "1.2.10", "1.2.11", "1.9.1",
-                             "1.11.4", "1.13.2", "1.13.3", "1.13.4"],
+    "urgent_investigation": [
+        "1.1.2",
+        "1.1.3",
+        "1.1.5",
+        "1.1.6",
+        "1.2.5",
+        "1.2.10",
+        "1.2.11",
+        "1.9.1",
+        "1.11.4",
+        "1.13.2",
+        "1.13.3",
+        "1.13.4",
+    ],
     "non_urgent_referral": ["1.4.3", "1.6.5", "1.7.5"],
     "non_urgent_investigation": ["1.2.2", "1.2.3", "1.2.8", "1.2.9", "1.5.7", "1.5.12", "1.6.8"],
     "primary_care_test": ["1.3.1", "1.5.2", "1.5.3", "1.5.5", "1.5.6", "1.6.2", "1.10.4"],
 }
-PATHWAY = ["1.1.1", "1.1.4", "1.2.1", "1.2.4", "1.2.6", "1.2.7", "1.3.2", "1.3.5", "1.3.6", "1.4.1", "1.4.2",
-           "1.5.1", "1.5.8", "1.5.10", "1.5.11", "1.5.13", "1.5.14", "1.5.15", "1.6.1", "1.6.3", "1.6.4",
-           "1.6.6", "1.6.7", "1.6.9", "1.6.10", "1.7.1", "1.7.2", "1.7.3", "1.7.4", "1.7.6", "1.8.1", "1.8.2",
-           "1.8.4", "1.8.5", "1.10.5", "1.10.6", "1.10.8", "1.11.1", "1.11.5", "1.12.2"]
+PATHWAY = [
+    "1.1.1",
+    "1.1.4",
+    "1.2.1",
+    "1.2.4",
+    "1.2.6",
+    "1.2.7",
+    "1.3.2",
+    "1.3.5",
+    "1.3.6",
+    "1.4.1",
+    "1.4.2",
+    "1.5.1",
+    "1.5.8",
+    "1.5.10",
+    "1.5.11",
+    "1.5.13",
+    "1.5.14",
+    "1.5.15",
+    "1.6.1",
+    "1.6.3",
+    "1.6.4",
+    "1.6.6",
+    "1.6.7",
+    "1.6.9",
+    "1.6.10",
+    "1.7.1",
+    "1.7.2",
+    "1.7.3",
+    "1.7.4",
+    "1.7.6",
+    "1.8.1",
+    "1.8.2",
+    "1.8.4",
+    "1.8.5",
+    "1.10.5",
+    "1.10.6",
+    "1.10.8",
+    "1.11.1",
+    "1.11.5",
+    "1.12.2",
+]
 
 
 def test_actions_for_every_recommendation(recs: dict[str, Recommendation]) -> None:

@@ -45,8 +45,16 @@ def test_every_site_recommendation_appears_in_a_table(
     referenced = {r for row in rows for r in row.references}
     missing = [r.id for r in ng12_parsed.recommendations if r.id not in referenced]
     # Not in the symptom tables: FIT safety netting, advice, follow-up and process recommendations.
-    assert missing == ["1.3.3", "1.3.4", "1.5.4", "1.7.7", *[f"1.14.{n}" for n in range(1, 12)],
-                       "1.15.1", "1.15.2", *[f"1.16.{n}" for n in range(1, 9)]]
+    assert missing == [
+        "1.3.3",
+        "1.3.4",
+        "1.5.4",
+        "1.7.7",
+        *[f"1.14.{n}" for n in range(1, 12)],
+        "1.15.1",
+        "1.15.2",
+        *[f"1.16.{n}" for n in range(1, 9)],
+    ]
 
 
 def test_every_row_is_verbatim(

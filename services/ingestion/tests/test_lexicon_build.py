@@ -134,8 +134,8 @@ def test_word_by_word_matching_equals_one_alternation_over_every_term(
     texts = [r.text for r in ng12_recs]
     texts += [f"{row.symptom} {row.features} {row.recommendation_text}" for row in ng12_source[1]]
     texts += [
-        "New IBS-type symptoms in a 58-year-old woman - anything to check?",
-        "What if they're 50 with unexplained weight loss and reflux?",
+        "58 year old woman, recent irritable bowel type symptoms: what should I test?",
+        "and at 52 with heartburn and unexplained weight loss?",
         "7.5 mm pigmented lesion, itching, and a change in shape over 3 weeks; no bleeding",
         "coughing up blood, chest pain, SOB and weight loss in an ex-smoker",
     ]

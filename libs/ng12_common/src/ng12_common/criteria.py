@@ -86,7 +86,8 @@ ASSUMPTIONS: list[str] = [
     "is outside the documented reference range shown with it (test_interpretations).",
     "'Ever smoked' means a current or ex-smoker.",
     "Recommendations written for women or men are matched on the recorded sex; the prostate "
-    "recommendations (1.6.1-1.6.3, written for 'people') are applied to patients recorded as male.",
+    "recommendations (1.6.1-1.6.3, written for 'people', with no age) are applied to patients recorded as "
+    "male aged 18 and over (table 1 asks for clinical judgement below 40).",
 ]
 
 

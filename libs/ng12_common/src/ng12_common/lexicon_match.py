@@ -33,25 +33,29 @@ from pydantic import BaseModel, Field
 
 from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
-from ng12_common.reading.clauses import stems
+from ng12_common.reading.clauses import PRONOUNS, stems
 from ng12_common.reading.compose import ARTICLES_AND_SIDES, NO_FINDING, compose, generic_concepts
 from ng12_common.reading.context import ContextStatus, default_rules
 
-# Words dropped from both terms and text before matching (articles, possessives, the side, and
-# counts of one: "both", "one", "single").
-_STOP = ARTICLES_AND_SIDES | {
-    "both",
-    "one",
-    "single",
-    "is",
-    "was",
-    "has",
-    "have",
-    "had",
-    "been",
-    "are",
-    "were",
-}
+# Words dropped from both terms and text before matching (articles, pronouns and possessives, the
+# side, and counts of one: "both", "one", "single").
+_STOP = (
+    ARTICLES_AND_SIDES
+    | PRONOUNS
+    | {
+        "both",
+        "one",
+        "single",
+        "is",
+        "was",
+        "has",
+        "have",
+        "had",
+        "been",
+        "are",
+        "were",
+    }
+)
 
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
@@ -191,6 +195,9 @@ def normalise_phrase(text: str, keep_stop_words: bool = False) -> str:
     t = unicodedata.normalize("NFKD", t)
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).lower()
     t = t.replace("\u2019", "'").replace("'s ", " ").replace("'", "")
+    # record shorthand (Oxford Handbook of General Practice): +ve positive, -ve negative ("Tinel +ve")
+    t = re.sub(r"\+ ?ve\b", " positive ", t)
+    t = re.sub(r"(?<![a-z0-9])- ?ve\b|(?<=[a-z0-9])-ve\b", " negative ", t)
     t = re.sub(r"\?(?=\s*[a-z])", " query ", t)  # "?mesothelioma" in a report: the query it raises
     t = re.sub(r"[^a-z0-9.,;]+", " ", t)
     t = _SUGGEST.sub("suggest", t)  # "X suggests Y" and "results suggest Y" say the same
@@ -444,6 +451,24 @@ def _add_composed(
     return absent
 
 
+def _prefer_longer_stem_matches(
+    stem_hits: list[tuple[int, int, str, str]], hits: list[tuple[int, int, str, str, MatchTier]]
+) -> None:
+    """A term found by word stems that wholly contains shorter exact matches replaces them: "blood
+    when I cough" is the lay term "blood when coughing" (haemoptysis), not the exact word "cough"
+    inside it. The longest reading wins whichever tier found it; a stem match that only partly
+    overlaps an exact one changes nothing. ``stem_hits``: every stem match of the text."""
+    for start, end, concept, kind in stem_hits:
+        overlap = [h for h in hits if h[0] < end and start < h[1]]
+        if not overlap or any(h[0] < start or h[1] > end for h in overlap):
+            continue
+        if end - start <= max(h[1] - h[0] for h in overlap):
+            continue
+        for h in overlap:
+            hits.remove(h)
+        hits.append((start, end, concept, kind, "lemma"))
+
+
 def match_concepts(phrase: str, lexicon: Sequence[LexiconEntry]) -> list[ConceptMatch]:
     """Concepts named in one free-text phrase, with modifiers, qualifiers and ConText status."""
     return read_phrase(phrase, lexicon).matches
@@ -459,8 +484,11 @@ def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
     for m in idx.finditer(text):
         concept, kind, tier = idx.lookup(m.group(0))
         hits.append((m.start(), m.end(), concept, kind, tier))
-    for start, end, concept, kind in idx.lemma_hits(text, [(a, b) for a, b, *_ in hits]):
-        hits.append((start, end, concept, kind, "lemma"))
+    stem_hits = idx.lemma_hits(text, [])
+    if stem_hits:  # none over the whole text: none outside the exact matches either
+        _prefer_longer_stem_matches(stem_hits, hits)
+        for start, end, concept, kind in idx.lemma_hits(text, [(a, b) for a, b, *_ in hits]):
+            hits.append((start, end, concept, kind, "lemma"))
     absent_spans = _add_composed(text, hits, idx.kinds)
     hits.sort()
     segs = _segments(text, [(a, b) for a, b, *_ in hits])

@@ -5,10 +5,16 @@ Presidio's analyzer with its maintained recognisers finds:
   is left alone, so a lab value is not mistaken for one);
 - UK postcodes, phone numbers (the `phonenumbers` library, GB region) and e-mail addresses;
 - names, by pattern: a title followed by capitalised words ("Mrs Jane Smith", "Dr Patel"), and
-  "name is / called / patient" followed by a capitalised name. No NER model is downloaded (this
+  "name is / called / patient name" followed by a capitalised name, or a bare "patient" followed
+  by a first name and a surname. No NER model is downloaded (this
   runs offline on a blank spaCy pipeline), so a bare name without such a cue is not found:
-  docs/security.md says so.
-Each finding is replaced by its type in angle brackets (`<UK_NHS>`, `<PERSON>`).
+  docs/security.md says so;
+- dates (of birth or otherwise): numeric day/month/year ("12/03/1961", "12-03-61", "12.03.1961",
+  "1961-03-12"), a day with a month name and a year ("12 March 1961", "March 12th, 1961"), and a
+  year after "born"/"DOB". A recommendation number ("1.5.11") or "3/52" is not a date.
+Each finding is replaced by its type in angle brackets (`<UK_NHS>`, `<PERSON>`, `<DATE>`).
+One redactor for the whole system: the gateway redacts each message with it, and chat redacts
+what it stores, logs or sends to a model with the same one (idempotent on redacted text).
 The engine takes a few seconds to build; it is built once per process, on first use.
 """
 
@@ -26,12 +32,31 @@ ENTITY_MIN_SCORE = {
     "PHONE_NUMBER": 0.3,
     "EMAIL_ADDRESS": 0.5,
     "PERSON": 0.5,
+    "DATE": 0.5,
 }
 _TITLE_NAME = r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2}\b"
 _EMAIL = r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})+\b"
+#: A name after a cue. A bare "patient"/"pt" needs a first name AND a surname ("patient Jane
+#: Smith"): one capitalised word after it is as often a test or a word ("patient Hb 98", "Patient
+#: Aged 58", "a patient I'm referring") as a name, and redacting it would lose clinical facts.
 _CUED_NAME = (
     r"(?i:\b(?:name\s+is|named|called|patient\s+name:?|pt\s+name:?|name:))"
-    r"\s+[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2}\b"
+    r"\s+[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2}\b|"
+    r"(?i:\b(?:patient|pt)\s+)(?!I['’]m\b)[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){1,2}\b"
+)
+
+_MONTH = (
+    r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_DATES = (
+    # 12/03/1961, 12-03-61: a real day and month ("aged 50-59/60" is not a date)
+    r"\b(?:0?[1-9]|[12]\d|3[01])[/-](?:0?[1-9]|1[0-2])[/-](?:\d{4}|\d{2})\b",
+    r"\b\d{1,2}\.\d{1,2}\.\d{4}\b",  # 12.03.1961 (not a recommendation number: 1.5.11)
+    r"\b\d{4}-\d{2}-\d{2}\b",  # 1961-03-12
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\.?,?\s+\d{{4}}\b",  # 12 March 1961
+    rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",  # March 12th, 1961
+    r"(?i:\b(?:born(?:\s+(?:on|in))?|dob|d\.o\.b\.?|date\s+of\s+birth)\s*:?\s*)\d{4}\b",  # born in 1961
 )
 
 
@@ -80,6 +105,14 @@ class Redactor:
                 patterns=[Pattern("title name", _TITLE_NAME, 0.7), Pattern("cued name", _CUED_NAME, 0.6)],
                 supported_language="en",
                 global_regex_flags=re.MULTILINE,  # case matters: a name is capitalised
+            )
+        )
+        registry.add_recognizer(
+            PatternRecognizer(
+                supported_entity="DATE",
+                name="DateRecognizer",
+                patterns=[Pattern(f"date {i}", p, 0.6) for i, p in enumerate(_DATES)],
+                supported_language="en",
             )
         )
         return AnalyzerEngine(nlp_engine=nlp, registry=registry, supported_languages=["en"])

@@ -17,6 +17,7 @@ from assessment.settings import AssessmentSettings
 from ng12_common.gc_tuning import freeze_startup_heap
 from ng12_common.http_app import install_common
 from ng12_common.logs import get_logger
+from ng12_common.redaction import shared_redactor
 from ng12_common.retrieval_client import RetrievalClient
 
 SERVICE = "assessment"
@@ -68,6 +69,11 @@ def create_app(
         app.state.readiness_checks.update({"retrieval": retrieval_ready, "patient_store": store_ready})
         log.info("heap_frozen", objects=freeze_startup_heap())
         warming = asyncio.create_task(warm_knowledge())
+        if llm is not None:  # the narrative's redactor (Presidio, spaCy) is built now, not on a request
+            try:
+                await asyncio.to_thread(shared_redactor().engine)
+            except Exception as exc:  # noqa: BLE001 - the narrative then falls back to rules-only
+                log.warning("redactor_not_built", error=str(exc)[:200])
         try:
             yield
         finally:

@@ -171,6 +171,8 @@ async def retrieve_guidelines(state: AssessmentState, deps: AssessmentDeps) -> d
         )
         log.warning("assessment_degraded", index_version=cached.index_version, error=exc.message)
         return {
+            # no retrieved passages; build_citations still cites the matched and safety-netting
+            # recommendations from the cached canonical knowledge
             "citations": [],
             "guideline": cached.guideline,
             "knowledge": cached,

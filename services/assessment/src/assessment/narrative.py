@@ -45,29 +45,49 @@ def rules_reasoning(outcome: EngineOutcome, index_version: str) -> str:
     return " ".join(parts)
 
 
+def _redacted_value(value: Any) -> Any:
+    """A test result's value with personal data in its words replaced (numbers stay numbers)."""
+    if isinstance(value, str):
+        return shared_redactor().redact(value)
+    if isinstance(value, list):
+        return [_redacted_value(v) for v in value]
+    if isinstance(value, dict):
+        return {shared_redactor().redact(str(k)): _redacted_value(v) for k, v in value.items()}
+    return value
+
+
 def redacted_record(record: PatientRecord) -> dict[str, Any]:
-    """The record without its name, and with personal data in its free text replaced by its type
-    (NHS numbers, postcodes, phone numbers, titled names: ng12_common.redaction), before it leaves
-    for a remote model. Blocking (the redactor is built on first use): call it in a thread."""
+    """The record without its name, and with personal data in every free-text field replaced by its
+    type (NHS numbers, postcodes, phone numbers, titled names: ng12_common.redaction): symptoms,
+    history, examination findings, smoking history, and test results' names and worded values.
+    Blocking: call it in a thread (the redactor's engine is built at the app's start)."""
     redactor = shared_redactor()
     data = record.model_dump(exclude={"name", "patient_id"})
     for key in ("symptoms", "history", "exam_findings"):
         data[key] = [redactor.redact(line) for line in data.get(key) or []]
     data["smoking_history"] = redactor.redact(data.get("smoking_history") or "")
-    data["test_results"] = {redactor.redact(str(k)): v for k, v in (data.get("test_results") or {}).items()}
+    data["test_results"] = _redacted_value(data.get("test_results") or {})
     return data
 
 
 def llm_payload(record: PatientRecord, outcome: EngineOutcome) -> dict[str, Any]:
-    """What the LLM sees: the redacted record and the engine's decision, nothing else."""
+    """What the LLM sees: the redacted record and the engine's decision, nothing else. The
+    decision's lines that quote the record (the evidence a criterion was met by, the clauses not
+    understood) are redacted like the record."""
+    redactor = shared_redactor()
     return {
         "patient": redacted_record(record),
         "top_action": outcome.top_action,
         "matched_recommendations": [
-            {"id": m.recommendation_id, "action": m.action, "criteria_met": m.criteria_met, "text": m.text}
+            {
+                "id": m.recommendation_id,
+                "action": m.action,
+                "criteria_met": [redactor.redact(line) for line in m.criteria_met],
+                "text": m.text,
+            }
             for m in outcome.matched
         ],
         "near_misses": [{"id": n.recommendation_id, "missing": n.missing} for n in outcome.near_misses],
         "safety_netting": [r.text for r in outcome.safety_netting],
-        "unrecognised": outcome.unrecognised,
+        "unrecognised": [redactor.redact(line) for line in outcome.unrecognised],
     }

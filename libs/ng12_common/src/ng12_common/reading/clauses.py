@@ -43,7 +43,8 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(_DASH.sub(", ", text)) if s and s.strip(" ,;")]
 
 
-def _words(text: str) -> list[str]:
+def word_tokens(text: str) -> list[str]:
+    """The lower-case words and numbers of a text, in order."""
     return re.findall(r"[a-z0-9]+", text.lower())
 
 
@@ -61,7 +62,7 @@ def _clinical_stems() -> frozenset[str]:
 def is_clinical(clause: str, lexicon_words: frozenset[str] = frozenset()) -> bool:
     """True when the clause holds a clinical word (by stem): one of data/clinical_words.yaml, or
     a content word of the lexicon's terms (``lexicon_stems``)."""
-    words = set(stems(_words(clause)))
+    words = set(stems(word_tokens(clause)))
     return bool(words & _clinical_stems() or words & lexicon_words)
 
 
@@ -72,7 +73,7 @@ def _term_stems(terms: tuple[str, ...]) -> frozenset[str]:
     general = frozenset(stems([w.lower() for w in data["general"]]))
     out = set()
     for term in terms:
-        for w in _words(term):
+        for w in word_tokens(term):
             if len(w) > 2 and not w.isdigit():
                 out.add(stem(w))
     return frozenset(out - general)
@@ -94,14 +95,20 @@ def other_finding_terms() -> tuple[str, ...]:
     return tuple(str(term) for group in data for term in group["terms"])
 
 
-# Possessives, pronouns and articles do not change what a clause names ("reproduces his pain",
-# "moves when she swallows").
-_FILLER = frozenset({"his", "her", "their", "my", "the", "a", "an", "he", "she", "they", "it", "him", "them"})
+# Personal pronouns and possessives do not change what a clause names: "blood when he coughs", "blood
+# when I cough" and "blood in your pee" name what "blood when coughing" and "blood in pee" name (with
+# word stems, one lay term covers every person). "us" is not listed (US, ultrasound), nor "me" (ME,
+# myalgic encephalomyelitis).
+PRONOUNS = frozenset(
+    {"i", "you", "he", "she", "it", "we", "they", "him", "them"}
+    | {"my", "your", "his", "her", "its", "our", "their"}
+)
+_FILLER = PRONOUNS | {"the", "a", "an"}
 
 
 def _stem_text(text: str) -> str:
     """The clause as space-separated word stems (fillers dropped), padded with spaces."""
-    words = [w for w in _words(text) if w not in _FILLER]
+    words = [w for w in word_tokens(text) if w not in _FILLER]
     return " " + " ".join(stems(words)) + " "
 
 
@@ -147,7 +154,7 @@ def describes_only(clause: str, surfaces: bool = False) -> bool:
     """True when every word of the clause only describes a finding (site and side, size, shape,
     surface, consistency, fixity: ``descriptive`` in data/clinical_words.yaml; with ``surfaces``,
     also the body surfaces a distributed finding is on). Numbers count as sizes."""
-    words = _words(clause.replace("non ", "non"))
+    words = word_tokens(clause.replace("non ", "non"))
     if not words:
         return False
     desc, surf = _describing_words()

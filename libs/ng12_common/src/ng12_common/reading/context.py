@@ -32,7 +32,45 @@ _PSEUDO = re.compile(
     r"\b(not only|no change in|no better|no improvement|no relief|not resolv\w*|not settl\w*|"
     r"not improv\w*|not gone|not getting better|not going away|not clear\w*|not responding|"
     r"no response|not stopped|without (any )?(improvement|relief|resolution|explanation|cause|trying))\b"
+    # "gone" before an adjective means "become" ("the mole has gone red", "toe gone black"): a change
+    r"|\bgone (?:a bit |very |quite |all )?"
+    r"(?:red|redder|black|blacker|dark|darker|brown|blue|purple|white|pale|"
+    r"yellow|grey|bigger|larger|hard|harder|lumpy|crusty|scaly|numb|weak|floppy|swollen)\b"
 )
+
+
+# A negation particle negates the verb it stands before. When that verb is one of belief, knowledge
+# or perception that takes a clause of its own ("does not think [the lump has gone]", "not sure [the
+# mole is smaller]"), the particle negates that verb, not the finding: the finding is then the
+# subject of the complement clause and is followed by its own verb (an auxiliary or a linking verb).
+# Only complement-taking verbs govern a clause this way; "does not have a cough, is otherwise well"
+# negates the cough. Huddleston & Pullum, The Cambridge Grammar of the English Language (2002),
+# ch. 9 (scope of clausal negation) and ch. 11 (content clauses as complements of verbs of belief).
+_PARTICLE = re.compile(r"\b(?:not|dont|doesnt|didnt|isnt|wasnt|arent|werent|cannot|cant|never)\b")
+_GOVERNING_VERB = re.compile(
+    r"^(?:(?:really|quite|entirely|totally|fully)\s)?(?:think|thinks|thought|feel|feels|felt|sure|certain|"
+    r"convinced|believe|believes|believed|know|knows|knew|remember|remembers|remembered|recall|recalls|"
+    r"recalled|notice|notices|noticed|say|says|said|agree|agrees|agreed)\b"
+)
+_OWN_VERB = re.compile(
+    r"^(?:has|have|had|is|was|are|were|does|did|do|will|would|could|may|might|seems?|seemed|feels?|felt|"
+    r"looks?|looked|remains?|remained|got|gets|getting|became|becomes?)\b"
+)
+
+
+def _negates_another_verb(before: str, after: str) -> int | None:
+    """Where the negation that governs another verb starts in `before` (normalised), or None.
+
+    True of "does not think the" + finding + "has gone": a particle, then a verb of belief, knowledge
+    or perception (the governing verb), then the finding, which is followed by its own verb."""
+    if not _OWN_VERB.match(after):
+        return None
+    last = None
+    for m in _PARTICLE.finditer(before):
+        last = m
+    if last is None or not _GOVERNING_VERB.match(before[last.end() :].strip()):
+        return None
+    return last.start()
 
 
 class ContextRule(BaseModel):
@@ -74,10 +112,14 @@ class ContextRules:
         `before` and `after` are the clause's text on either side of the finding's own words."""
         b = _PSEUDO.sub(" ", _normalise(before))
         a = _PSEUDO.sub(" ", _normalise(after))
+        # a negated governing verb ("does not think the lump has gone"): neither that negation nor
+        # the finding's own predicate ("has gone", under the negated verb) makes it absent or resolved
+        cut = _negates_another_verb(b, a)
         for category in STATUS_ORDER:
             fwd = self._patterns.get((category, "forward"))
             bwd = self._patterns.get((category, "backward"))
-            if (fwd is not None and fwd.search(b)) or (bwd is not None and bwd.search(a)):
+            bb, aa = (b[:cut], "") if cut is not None and category in ("negated", "resolved") else (b, a)
+            if (fwd is not None and fwd.search(bb)) or (bwd is not None and bwd.search(aa)):
                 return category
         return None
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from ng12_common.reading.clauses import stems, word_tokens
 from ng12_common.reading.context import default_rules
 
 if TYPE_CHECKING:
@@ -35,8 +36,12 @@ _PERSISTS = re.compile(
     r"post treatment|after treatment|treated but|completed (a )?course|on and off|off and on|intermittent\w*|"
     r"comes and goes|keeps coming back)\b"
 )
-_RECURRENT = re.compile(
-    r"\b(recurrent|recurring|repeated|persistent|frequent|several|multiple|\d+(st|nd|rd|th)|second|third|another)\b"
+# Words that call an infection persistent or recurrent (NG12 1.10.1: "persistent or recurrent
+# infection"), counted episodes included ("3rd chest infection"). One list for the explanation rules
+# here and for the safety check of findings NG12 does not use (``reading.record``).
+RECURRENT = re.compile(
+    r"\b(recurrent|recurring|repeated|persistent|persisting|keeps? coming back|again|another|frequent|"
+    r"several|multiple|\d+(st|nd|rd|th)|second|third)\b"
 )
 
 
@@ -71,7 +76,7 @@ def explanation_rules() -> tuple[tuple[Explanation, re.Pattern[str]], ...]:
 
 
 def _norm(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+    return " ".join(word_tokens(text))
 
 
 # A diagnosis that is only queried or to be excluded is not a diagnosis: "?UTI", "query
@@ -195,7 +200,7 @@ def thyroid_from_results(test_texts: list[str]) -> str | None:
     tsh = ft4 = None
     for text in test_texts:
         key, _, value = text.partition(":")
-        k = " ".join(re.findall(r"[a-z0-9]+", key.lower()))
+        k = " ".join(word_tokens(key))
         if k in _TSH_KEYS:
             tsh = _first_number(value)
         elif k in _FT4_KEYS:
@@ -226,9 +231,9 @@ def apply_explanations(reading: RecordReading) -> list[str]:
             said = " ".join(
                 _norm(f.entry) for f in reading.findings if f.concept == rule.acute_infection
             ) or _norm(infection.text or "")
-            if _RECURRENT.search(said) and "recurrent" not in infection.modifiers:
+            if RECURRENT.search(said) and "recurrent" not in infection.modifiers:
                 infection.modifiers = {*infection.modifiers, "recurrent"}
-            if not _RECURRENT.search(said) and not ({"persistent", "recurrent"} & infection.modifiers):
+            if not RECURRENT.search(said) and not ({"persistent", "recurrent"} & infection.modifiers):
                 del facts.symptoms[rule.acute_infection]
                 notes.append(
                     f"'{source}' is read as one acute infection (the diagnosis), "
@@ -270,3 +275,34 @@ def apply_explanations(reading: RecordReading) -> list[str]:
                 "Recommendations that require these to be unexplained are not met; re-assess if they persist."
             )
     return notes
+
+
+# Words that state a diagnosis rather than name a finding ("impression: X", "Dx X", "thinks it is X",
+# "c/w X"): they are not findings of their own.
+_NOT_STATED = re.compile(
+    r"\b(query|possible|possibly|suspected|differential|ddx|vs|versus|rule out|exclude)\b"
+)
+_STATING_WORDS = frozenset(
+    "gp impression imp diagnosis diagnosed dx working clinical clinically likely probable probably presumed "
+    "thinks think thought c w consistent keeping disease syndrome".split()
+)
+
+
+def stated_diagnosis(clause: str, finding_stems: frozenset[str]) -> str | None:
+    """The diagnosis of explanations.yaml a clause states, when the rest of the clause names no NG12
+    finding (``finding_stems``: stems of the lexicon's finding words, body sites excluded):
+    "impression: Osgood-Schlatter disease", "Dx: oral trauma". Such a clause is history that feeds
+    the explanations, not an unread finding; "white plaques c/w oral candida" (a finding word beside
+    the diagnosis) is not taken."""
+    text = _norm(clause)
+    if _NOT_STATED.search(text):
+        return None
+    for rule, pattern in explanation_rules():
+        m = pattern.search(text)
+        if m is None:
+            continue
+        rest = [w for w in (text[: m.start()] + " " + text[m.end() :]).split() if w not in _STATING_WORDS]
+        if set(stems(rest)) & finding_stems:
+            return None
+        return rule.diagnosis
+    return None

@@ -69,6 +69,8 @@ class LabTest(BaseModel):
     new_onset: bool = False
     positive_words: list[str] = Field(default_factory=list)
     negative_words: list[str] = Field(default_factory=list)
+    # qualitative tests reported as a number (a ratio): inside [low, high] is normal, outside suggests
+    normal_range: tuple[float, float] | None = None
     source: str
 
 
@@ -158,6 +160,21 @@ def _number(value: Any) -> tuple[float | None, str]:
     return number, text[m.end() :]
 
 
+def _read_ratio(base: LabReading, test: LabTest, value: Any) -> LabReading:
+    """A qualitative test reported as a number: outside the laboratory's normal range suggests."""
+    assert test.normal_range is not None
+    low, high = test.normal_range
+    number, _rest = _number(value)
+    if number is None:
+        base.rule = f"no number in {value!r}"
+    elif low <= number <= high:
+        base.rule = f"{number:g} within {low:g}-{high:g} -> not suggestive"
+    else:
+        base.finding = test.finding
+        base.rule = f"{number:g} outside {low:g}-{high:g} -> results suggest myeloma"
+    return base
+
+
 def read_result(
     key: str, value: Any, sex: str | None, age: int | None, test: LabTest | None = None
 ) -> LabReading | None:
@@ -174,6 +191,8 @@ def read_result(
         base.rule = "NG12 uses no result of this test"
         return base
     if test.kind == "qualitative":
+        if test.normal_range is not None:
+            return _read_ratio(base, test, value)
         words = _norm(str(value))
         if any(re.search(rf"\b{re.escape(_norm(w))}\b", words) for w in test.negative_words):
             base.rule = f"{value} -> not suggestive"

@@ -49,12 +49,15 @@ from ng12_common.reading.clauses import (
     site_stems,
     split_sentences,
     stems,
+    word_tokens,
     words_outside,
 )
 from ng12_common.reading.compose import compose_entry, site_concepts
 from ng12_common.reading.context import ContextRules, default_rules
-from ng12_common.reading.explanations import apply_explanations
+from ng12_common.reading.explanations import RECURRENT, apply_explanations, stated_diagnosis
 from ng12_common.reading.labs import LabReading, new_onset_adjustments, read_inline, read_result
+from ng12_common.reading.normal_exam import names_only_examined_parts, normal_exam
+from ng12_common.reading.whole_record import lesion_features, neurological_course, post_menopausal_bleeding
 
 _FIELDS: tuple[RecordField, ...] = ("symptoms", "exam_findings", "history")
 # A urine dipstick result: blood on a dipstick is non-visible haematuria (NICE CKS Haematuria);
@@ -194,6 +197,9 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
                 _node_regions(reading, fld, str(entry), first, kinds, labels)
                 _describing_clauses(reading, first)
                 _normal_list(reading, str(entry), first)
+    post_menopausal_bleeding(reading, kinds, labels)
+    neurological_course(reading)
+    lesion_features(reading)
     for key, value in (r.get("test_results") or {}).items():
         reading.test_texts.append(f"{key}: {value}")
         _read_test(reading, str(key), value, sex, age, lexicon)
@@ -244,8 +250,8 @@ _NODE_WORDS = re.compile(r"\b(nodes?|glands?|lumps?|lymph\w*|lns?|lnx|lymphadeno
 _CLAUSE_CUT = re.compile(r"\s*(?:,|;|\band\b)\s*")
 _NEGATING_START = re.compile(r"^(no|nil|not|without|neither|nor|none)\b")
 _REGION_ONLY = re.compile(
-    r"^(?:(?:both|bilateral|bilaterally|left|right|l|r|and|in|the|his|her|of|regions?|areas?|sides?|"
-    r"nodes?|glands?|lumps?|for|\d+|wks?|weeks?|days?|months?|too|also|"
+    r"^(?:(?:both|bilateral|bilaterally|left|right|l|r|and|in|the|a|an|his|her|their|my|of|regions?|areas?|"
+    r"sides?|nodes?|glands?|lumps?|for|over|about|since|past|last|\d+|wks?|weeks?|days?|months?|years?|too|also|"
     + "|".join(w for words in _NODE_REGIONS.values() for w in words)
     + r")\s*)+$"
 )
@@ -295,9 +301,10 @@ _NORMAL_LIST = re.compile(
 
 def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
     """An examination stated normal with a list of what it included ("neuro exam normal incl.
-    cranial nerves, gait, coordination"): the short items of the list are normal too. Safety: an
-    item holding a finding word of the lexicon (other than a body site: "weakness L arm") is not
-    taken as normal; it stays unread, so the record stays incomplete rather than hide it."""
+    cranial nerves, gait, coordination"): the short items of the list are normal too. An item that
+    only names examined parts (normal_exam.yaml: gait, coordination, reflexes) is normal. Safety: any
+    other item holding a finding word of the lexicon (other than a body site: "weakness L arm") is
+    not taken as normal; it stays unread, so the record stays incomplete rather than hide it."""
     norm = normalise_phrase(entry, keep_stop_words=True)
     m = _NORMAL_LIST.search(norm)
     if m is None:
@@ -307,8 +314,8 @@ def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
         item = reading.findings[i]
         if item.status != "unread" or len(item.clause.split()) > 3 or norm.find(item.clause) <= m.start():
             continue
-        words = set(stems(re.findall(r"[a-z0-9]+", item.clause.lower())))
-        if not words & (reading.clinical_words - site_stems()):
+        words = set(stems(word_tokens(item.clause)))
+        if names_only_examined_parts(item.clause) or not words & (reading.clinical_words - site_stems()):
             item.status, item.evidence = "absent", "listed in an examination stated normal"
             listed.add(i)
     reading.pending = [p for p in reading.pending if p.index not in listed]
@@ -430,8 +437,23 @@ def _read_leftover(
             )
         )
         return
+    stated = normal_exam(clause)
+    if stated is not None:  # "axillae clear", "renal angles NT", "growth on 50th centile"
+        shown_normal: FindingStatus = "absent" if stated.startswith("examination") else "not_ng12"
+        reading.findings.append(
+            FindingRead(field=fld, entry=entry, clause=clause, status=shown_normal, evidence=stated)
+        )
+        return
     if not is_clinical(clause, reading.clinical_words):
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status="context"))
+        return
+    diagnosis = stated_diagnosis(clause, reading.clinical_words - site_stems())
+    if diagnosis is not None:  # "GP impression: Osgood-Schlatter disease": a diagnosis, read as history
+        reading.findings.append(
+            FindingRead(
+                field=fld, entry=entry, clause=clause, status="history", evidence=f"diagnosis: {diagnosis}"
+            )
+        )
         return
     if fld == "history":  # background the lexicon does not know: listed, never a finding
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status="history_not_used"))
@@ -447,21 +469,19 @@ _NEGATIVE_VALUE = re.compile(
 )
 
 
+_RESULT_STEMS = frozenset(stems(["positive", "negative"]))
+
+
 def _other_hides(reading: RecordReading, entry: str, clause: str, other: str) -> bool:
     """Safety: a finding NG12 does not use is never read where it could hide an NG12 finding. True
     when the rest of the clause holds an NG12 finding word (a content word of the lexicon), or when
-    the term is an infection the entry calls persistent or recurrent (NG12 1.10.1)."""
-    if words_outside(clause, other) & (reading.clinical_words - site_stems()):
+    the term is an infection the entry calls persistent or recurrent (NG12 1.10.1). "Positive" and
+    "negative" state the result of the sign or test named ("Tinel's sign positive"): no finding."""
+    if (words_outside(clause, other) - _RESULT_STEMS) & (reading.clinical_words - site_stems()):
         return True
     return other in infection_terms() and bool(
-        _RECURRING.search(normalise_phrase(entry, keep_stop_words=True))
+        RECURRENT.search(normalise_phrase(entry, keep_stop_words=True))
     )
-
-
-_RECURRING = re.compile(
-    r"\b(recurrent|recurring|repeated|persistent|persisting|keeps? coming back|again|another|"
-    r"\d+(st|nd|rd|th)|second|third|several|multiple|frequent)\b"
-)
 
 
 def _read_test(
@@ -524,7 +544,7 @@ def apply_semantic(
             # safety: nearest to a finding NG12 does not use, but the clause holds a word only NG12
             # findings use ("lump", "shin"; not "pain", which "knee pain" also has): it stays unread
             # rather than hide that finding
-            words = set(stems(re.findall(r"[a-z0-9]+", pending.clause.lower())))
+            words = set(stems(word_tokens(pending.clause)))
             if words & (reading.clinical_words - other_finding_stems()):
                 item.score = None
                 continue

@@ -43,7 +43,7 @@ _AGE_GROUP_WORDS = {
 
 
 def describe_population(pop: Population) -> str:
-    """"women aged 50 and over", "children and young people (under 25)", "people of any age"."""
+    """ "women aged 50 and over", "children and young people (under 25)", "people of any age"."""
     who = {"female": "women", "male": "men"}.get(pop.sex, "")
     group = _AGE_GROUP_WORDS.get(pop.age_group, "")
     noun = group or who or "people"

@@ -57,7 +57,7 @@ class Region:
 
 
 def split_numbered(text: str) -> tuple[str, str] | None:
-    """"1.1 Lung and pleural cancers" -> ("1.1", "Lung and pleural cancers")."""
+    """ "1.1 Lung and pleural cancers" -> ("1.1", "Lung and pleural cancers")."""
     match = _NUMBERED_SECTION.match(text)
     return (match.group(1), match.group(2)) if match else None
 
