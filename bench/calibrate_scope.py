@@ -1,14 +1,16 @@
-"""Calibrate chat's scope classifier (chat.scope) on a held-out part of its training set.
+"""Calibrate chat's scope classifier (chat.scope) by cross-validation over its training set.
 
-The labelled questions (services/chat/src/chat/data/scope_train.json) are split 80/20, stratified
-by label with a fixed seed. The training part is embedded as chat embeds it at start-up (Embed,
-documents); the held-out part as chat embeds a new message (Embed as_query, i.e. through Search's
-normaliser). For each regularisation C and each threshold on P(in_scope) the held-out part is
-scored: accuracy over the six classes, in/out-of-scope accuracy, false refusals (in-scope
-questions refused) and missed refusals. The threshold chosen is the largest one (most refusals)
-whose held-out false-refusal rate is at most MAX_FALSE_REFUSAL; per-class precision and recall
-are printed for it. Runs against a real retrieval server (--retrieval-addr, else one is started
-and the NG12 PDF ingested).
+The labelled questions (services/chat/src/chat/data/scope_train.json) are split into 5 folds
+(`--folds 1`: one 80/20 split), stratified by label with a fixed seed. The training part is
+embedded as chat embeds it at start-up (Embed, documents); the held-out part as chat embeds a new
+message (Embed as_query, i.e. through Search's normaliser). For each regularisation C and each
+threshold on P(in_scope) the held-out questions are scored: accuracy over the six classes,
+in/out-of-scope accuracy, false refusals (in-scope questions refused) and missed refusals. The
+threshold chosen is the largest one (most refusals) whose false-refusal rate is at most
+MAX_FALSE_REFUSAL; per-class precision and recall are printed for it. With cross-validation a
+conversation threshold is chosen too (the largest at most MAX_FALSE_REFUSAL_IN_CONVERSATION), and
+only a C that has both is chosen. Runs against a real retrieval server (--retrieval-addr, else
+one is started and the NG12 PDF ingested).
 
     .venv/bin/python bench/calibrate_scope.py [--retrieval-addr HOST:PORT]
 """
@@ -33,8 +35,14 @@ from ng12_common.retrieval_client import RetrievalClient  # noqa: E402
 
 SEED = 12
 HOLDOUT = 0.2
-MAX_FALSE_REFUSAL = 0.02
-C_VALUES = (1.0, 3.0, 10.0, 30.0)
+#: A false refusal costs the GP an answer NG12 gives; a missed refusal still meets the rules on top
+#: (chat.guardrails) and is answered only from NG12 text, so false refusals are held to 1%.
+MAX_FALSE_REFUSAL = 0.01
+#: In a conversation (a session with turns) the next question is refused only at a stricter
+#: threshold (chat.scope.CONTEXT_THRESHOLD): the largest whose false refusal rate is at most this.
+#: A refusal mid-conversation breaks it, and what follows a grounded answer is more often about NG12.
+MAX_FALSE_REFUSAL_IN_CONVERSATION = 0.005
+C_VALUES = (1.0, 3.0, 10.0, 30.0, 100.0)
 THRESHOLDS = [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)]
 
 
@@ -145,11 +153,14 @@ async def run_cv(addr: str, k: int) -> None:
     await client.close()
     counts = dict(Counter(e.label for e in examples))
     print(f"index {version}: {len(examples)} examples, {k}-fold cross-validation; by label: {counts}")
-    print("\n| C | threshold | accuracy (6 classes) | in/out accuracy | false refusals | missed refusals |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "\n| C | threshold | accuracy (6 classes) | in/out accuracy | false refusals | missed refusals "
+        "| in a conversation: threshold, false refusals, missed |"
+    )
+    print("|---|---|---|---|---|---|---|")
     labels_all = [e.label for e in examples]
     results: dict[float, tuple[tuple[str, ...], np.ndarray]] = {}
-    best: tuple[float, float, float, float] | None = None
+    best: tuple[float, float, float, float, float] | None = None
     for c in C_VALUES:
         probs = np.zeros((len(examples), len(SCOPE_KINDS)))
         order: tuple[str, ...] = ()
@@ -160,25 +171,33 @@ async def run_cv(addr: str, k: int) -> None:
             order = model.labels
             probs[held] = model.probabilities(queries[held])
         results[c] = (order, probs)
-        pick = None
-        for t in THRESHOLDS:
-            r = report_probs(order, probs, examples, t)
-            if r["false_refusal_rate"] <= MAX_FALSE_REFUSAL:  # type: ignore[operator]
-                pick = (t, r)
-        if pick is None:
+        swept = [(t, report_probs(order, probs, examples, t)) for t in THRESHOLDS]
+        new = [(t, r) for t, r in swept if float(r["false_refusal_rate"]) <= MAX_FALSE_REFUSAL]  # type: ignore[arg-type]
+        limit = MAX_FALSE_REFUSAL_IN_CONVERSATION
+        talk = [(t, r) for t, r in swept if float(r["false_refusal_rate"]) <= limit]  # type: ignore[arg-type]
+        if not new:
+            print(f"| {c:g} | - | | | no threshold keeps false refusals within {MAX_FALSE_REFUSAL} | | |")
             continue
-        t, r = pick
+        t, r = new[-1]
+        tc, rc = talk[-1] if talk else (None, None)
+        conversation = (
+            f"{tc:.2f}, {rc['false_refusal_rate']:.3f}, {rc['missed_refusal_rate']:.3f}"
+            if tc is not None and rc is not None
+            else f"none within {limit}"
+        )
         print(
             f"| {c:g} | {t:.2f} | {r['accuracy']:.3f} | {r['scope_accuracy']:.3f} | "
-            f"{r['false_refusal_rate']:.3f} | {r['missed_refusal_rate']:.3f} |"
+            f"{r['false_refusal_rate']:.3f} | {r['missed_refusal_rate']:.3f} | {conversation} |"
         )
-        key = (float(r["missed_refusal_rate"]), -float(r["accuracy"]), c, t)  # type: ignore[arg-type]
+        if tc is None:
+            continue  # both thresholds must keep their false refusal targets
+        key = (float(r["missed_refusal_rate"]), -float(r["accuracy"]), c, t, tc)  # type: ignore[arg-type]
         if best is None or key < best:
             best = key
     if best is None:
-        print("no threshold keeps false refusals within", MAX_FALSE_REFUSAL)
+        print("no C keeps false refusals within", MAX_FALSE_REFUSAL, "and", MAX_FALSE_REFUSAL_IN_CONVERSATION)
         return
-    c, t = best[2], best[3]
+    c, t, tc = best[2], best[3], best[4]
     order, probs = results[c]
     r = report_probs(order, probs, examples, t)
 
@@ -186,6 +205,11 @@ async def run_cv(addr: str, k: int) -> None:
         return report_probs(order, probs, examples, t2)
 
     _print_choice(c, t, "cross-validated", r, at, only_false_refusals=True)
+    rr = at(tc)
+    print(
+        f"\nin a conversation (CONTEXT_THRESHOLD): P(in_scope) < {tc:.2f}: false refusals "
+        f"{rr['false_refusal_rate']:.3f}, missed refusals {rr['missed_refusal_rate']:.3f}"
+    )
 
 
 async def run(addr: str) -> None:

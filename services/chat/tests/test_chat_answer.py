@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -18,6 +19,7 @@ from chat.query import build, is_follow_up, quote_term
 from chat.redaction import redact
 from chat.selection import Selection
 from ng12_common.criteria import parse_criteria
+from ng12_common.redaction import shared_redactor
 from ng12_common.served_recommendations import ServedRecommendation
 
 REC = ServedRecommendation(
@@ -93,17 +95,23 @@ def test_grading_thresholds() -> None:
 
 
 def test_redaction_of_personal_data() -> None:
-    text = redact(
-        "Patient John Smith, NHS 943 476 5919, DOB 12/03/1961, tel 07700 900123, j.smith@nhs.net, "
-        "aged 62 with haemoptysis for 3 weeks; also 9434765919"
+    """Chat redacts with the system's one redactor (the gateway's): the same labels either way."""
+    message = (
+        "Patient John Smith, NHS 943 476 5919, DOB 12/03/1961, mobile 07911 123456, j.smith@nhs.net, "
+        "aged 62 with haemoptysis for 3 weeks; also 9434765919; see 1.5.11"
     )
-    for secret in ("John", "Smith", "943 476 5919", "9434765919", "12/03/1961", "07700", "nhs.net"):
+    text = asyncio.run(redact(message))
+    for secret in ("John", "Smith", "943 476 5919", "9434765919", "12/03/1961", "07911", "nhs.net"):
         assert secret not in text
-    assert "aged 62 with haemoptysis for 3 weeks" in text
+    labels = set(re.findall(r"<\w+>", text))
+    assert {"<PERSON>", "<UK_NHS>", "<DATE>", "<PHONE_NUMBER>", "<EMAIL_ADDRESS>"} <= labels
+    assert "aged 62 with haemoptysis for 3 weeks" in text and "1.5.11" in text
+    assert text == shared_redactor().redact(message)  # one redactor
+    assert asyncio.run(redact(text)) == text  # what the gateway redacted stays as it is
 
 
 def test_false_premise_and_injection_detection() -> None:
-    details = claimed_details("NG12 says any man over 50 with a PSA above 10 needs immediate referral")
+    details = claimed_details("NG12 says men over 50 whose PSA is above 10 need an immediate referral")
     assert set(details) == {"50", "10", "immediate"}
     assert unsupported(details, ["PSA above the age-specific reference range"]) == details
     assert claimed_details("When should I refer a man over 50?") == []
@@ -231,7 +239,7 @@ def test_continuations_and_process_questions() -> None:
 
     assert is_follow_up("and the cut-off for a referral?")
     assert is_follow_up("what if she was 61 with the same result?")
-    assert not is_follow_up("and which blood tests does NG12 recommend for suspected myeloma in adults?")
+    assert not is_follow_up("and which investigations does NG12 advise for possible myeloma in grown-ups?")
     assert asks_about_process("what should I tell a patient I am referring with suspected cancer?")
     assert asks_about_process("she missed her appointment, what now?")
     assert asks_about_process("who chases the x-ray result?")
@@ -274,21 +282,30 @@ def test_claims_are_read_by_direction_and_kind() -> None:
 
 
 def test_scope_training_set_has_no_blind_development_question() -> None:
+    """No training question is a development question, nor a close rewording of one (difflib
+    ratio 0.85 on normalised words: "what are the age-specific PSA cut-offs in NG12" against
+    "... thresholds in NG12")."""
+    from difflib import SequenceMatcher
     from pathlib import Path
 
     from chat.scope import load_examples
 
     def norm(text: str) -> str:
-        return "".join(ch for ch in text.lower() if ch.isalnum())
+        return " ".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
+
+    def close(a: str, b: str) -> bool:
+        m = SequenceMatcher(None, a, b, autojunk=False)
+        return m.real_quick_ratio() >= 0.85 and m.quick_ratio() >= 0.85 and m.ratio() >= 0.85
 
     folder = Path(__file__).resolve().parents[3] / "eval" / "blind"
-    blind = {
+    blind = [
         norm(t["user"])
-        for name in ("chat_dev.json", "chat_dev2.json")
+        for name in ("chat_dev.json", "chat_dev2.json", "chat_dev3.json")
         for case in json.loads((folder / name).read_text(encoding="utf-8"))
         for t in case["turns"]
-    }
-    assert not [e.text for e in load_examples() if norm(e.text) in blind]
+    ]
+    near = [e.text for e in load_examples() if any(close(norm(e.text), b) for b in blind)]
+    assert not near, near
 
 
 def test_scope_rules_do_not_take_the_gp_surgery_or_the_verb_address() -> None:
@@ -308,7 +325,10 @@ def test_definition_questions_name_one_or_more_terms() -> None:
     from chat.definitions import asked_definitions
 
     assert asked_definitions("how long must a symptom last to count as 'persistent'?") == ["Persistent"]
-    assert asked_definitions("difference between urgent and very urgent?") == ["Urgent", "Very urgent"]
+    assert asked_definitions("is there a difference between very urgent and urgent?") == [
+        "Very urgent",
+        "Urgent",
+    ]
     assert asked_definitions("What ages count as 'children' and 'young people' here?") == [
         "Children",
         "Young people",
@@ -324,7 +344,7 @@ def test_claims_asking_is_not_asserting_and_results_are_not_ages() -> None:
     assert claims("54F bloated for 2 months. What does NG12 say?") == []
     assert claims("does NICE recommend FIT for a 52 yo with rectal bleeding?") == []
     assert claims("FIT came back below 10 but I'm worried. Doesn't NG12 say to refer anyway?") == []
-    found = claims("NG12 says haemoptysis only needs a 2WW from age 50, right?")
+    found = claims("I thought NG12 puts haemoptysis on the suspected cancer pathway only from age 50?")
     assert ("age", "50", "over") in {(c.kind, c.value, c.subject) for c in found}
     found = claims("I remember the age cut-off for dysphagia is 55")
     assert [(c.kind, c.value) for c in found] == [("age", "55")]
@@ -365,7 +385,7 @@ def test_claims_are_checked_together_for_the_symptoms_named() -> None:
 def test_age_in_gp_shorthand() -> None:
     from chat.clinical import _age
 
-    assert _age("Pt 58 with reflux + unexplained wt loss") == 58
+    assert _age("Pt 61 with heartburn + unexplained wt loss") == 61
     assert _age("woman, 62, breast lump") == 62
     assert _age("58 male with dysphagia") == 58
     assert _age("patient 3 weeks of cough") is None

@@ -84,6 +84,7 @@ def test_readiness_names_retrieval(offline_client: TestClient) -> None:
     assert reply.status_code == 503
     checks = reply.json()["checks"]
     assert checks["redis"] == "ok" and "not serving" in checks["retrieval"]
+    assert "redactor" in checks  # ready only once the personal-data redactor is built
 
 
 def test_short_circuit_paths_do_not_touch_retrieval(offline_client: TestClient) -> None:
@@ -92,10 +93,28 @@ def test_short_circuit_paths_do_not_touch_retrieval(offline_client: TestClient) 
         ("hi", "smalltalk"),
         ("who are you?", "meta"),
         ("I want to kill myself", "emergency"),
-        ("What's the life expectancy after a diagnosis of metastatic melanoma?", "out_of_scope"),
+        ("Life expectancy with stage 4 bowel cancer, roughly?", "out_of_scope"),
     ]:
         reply = offline_client.post("/chat", json={"session_id": "short", "message": message})
         assert reply.status_code == 200, reply.text
         body = reply.json()
         assert body["grounding"] == grounding and body["citations"] == []
         assert body["answer"].endswith("not a diagnosis or a referral decision.")
+
+
+def test_redactor_failure_is_503_and_nothing_stored(
+    offline_client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The redactor is fault-injected to fail: the turn is answered 503 naming it, and no text is
+    stored unredacted (the history stays empty), never a 500."""
+    from ng12_common.redaction import shared_redactor
+
+    def broken(_text: str) -> str:
+        raise RuntimeError("analyser crashed")
+
+    monkeypatch.setattr(shared_redactor(), "redact", broken)
+    reply = offline_client.post("/chat", json={"session_id": "s-redact", "message": "hi, NHS 943 476 5919"})
+    assert reply.status_code == 503, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "redactor_unavailable" and "not stored" in error["message"]
+    assert offline_client.get("/chat/s-redact/history").json()["turns"] == []

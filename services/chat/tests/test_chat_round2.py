@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from chat.group_words import groups_named
 from chat.guardrails import mixed_request
 from chat.knowledge import stems
 from chat.premise import Claim, claims, universal_contradicted
 from chat.query import asks_about_process
-from chat.selection import groups_named
 from ng12_common.criteria import parse_criteria
 from ng12_common.served_recommendations import ServedRecommendation
 
@@ -33,7 +33,7 @@ from ng12_common.served_recommendations import ServedRecommendation
         ),
         ("refer criteria for melanoma; and the phone number for dermatology", "logistics", "melanoma"),
         ("what are the red flags for ovarian cancer + how is it treated", "treatment", "ovarian"),
-        ("breast lump in a 35 year old / can you fill in the 2ww form", "task_request", "breast lump"),
+        ("breast lump at 35, refer? / can you fill in the 2ww form", "task_request", "breast lump"),
         ("how is myeloma treated and which blood tests does NG12 suggest?", "treatment", "blood tests"),
         ("need the 2ww criteria for lung ca, then book her an appointment please", "logistics", "lung"),
         (
@@ -90,22 +90,26 @@ def test_a_universal_claim_holds_only_for_every_age_it_covers() -> None:
     rec40 = _rec("1.1.1", "Refer people aged 40 and over with unexplained haemoptysis.", aged_40)
     rec_any = _rec("1.2.1", "Refer people with dysphagia.", any_age)
     everyone = [Claim("universal", "everyone with it", "all")]
-    assert universal_contradicted(everyone, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is not None
-    assert universal_contradicted(everyone, [rec_any], lambda r, age: True, {"dysphagia"}) is None
+
+    def from_40(age: int) -> set[str]:  # the recommendations met at each age
+        return {"1.1.1"} if age >= 40 else set()
+
+    assert universal_contradicted(everyone, [rec40], from_40, {"haemoptysis"}) is not None
+    assert universal_contradicted(everyone, [rec_any], lambda age: {"1.2.1"}, {"dysphagia"}) is None
     over_40 = [*everyone, Claim("age", "over 40", "40", "over")]
-    assert universal_contradicted(over_40, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is None
+    assert universal_contradicted(over_40, [rec40], from_40, {"haemoptysis"}) is None
     never_under = [Claim("universal", "never", "never"), Claim("age", "under 50", "50", "under")]
-    assert universal_contradicted(never_under, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is not None
+    assert universal_contradicted(never_under, [rec40], from_40, {"haemoptysis"}) is not None
     never_under_30 = [Claim("universal", "never", "never"), Claim("age", "under 30", "30", "under")]
-    assert universal_contradicted(never_under_30, [rec40], lambda r, age: age >= 40, {"haemoptysis"}) is None
+    assert universal_contradicted(never_under_30, [rec40], from_40, {"haemoptysis"}) is None
 
 
 @pytest.mark.parametrize(
     "message",
     [
-        "Patient has a symptom linked to cancer but doesn't meet any referral criteria. What then?",
+        "My patient has a symptom that cancer can cause but doesn't fulfil the referral criteria: now what?",
         "she doesn't quite meet the 2WW criteria - now what?",
-        "Symptoms are atypical and I'm not sure whether to refer",
+        "the presentation is unusual and I am unsure if a referral is warranted",
     ],
 )
 def test_process_questions(message: str) -> None:
@@ -113,7 +117,7 @@ def test_process_questions(message: str) -> None:
 
 
 def test_groups_named_without_an_age() -> None:
-    assert groups_named("Adult with unexplained lymphadenopathy") == ("adults",)
+    assert groups_named("an adult presenting with enlarged lymph nodes") == ("adults",)
     assert groups_named("a child with bruising") == ("children", "children_and_young_people")
     assert groups_named("adults and children with lymphadenopathy") is None
     assert groups_named("lymphadenopathy") is None
@@ -122,7 +126,7 @@ def test_groups_named_without_an_age() -> None:
 def test_stems_match_everyday_and_guideline_wording() -> None:
     assert set(stems("What info should I give a patient I'm referring?")) >= {"info", "give", "refe"}
     assert "pare" in stems("Mum keeps coming back worried")
-    assert "unce" in stems("I'm not sure whether to refer")
+    assert "unce" in stems("not sure if I should refer her")
 
 
 def test_the_age_each_symptom_goes_with_is_said() -> None:
@@ -142,3 +146,22 @@ def test_the_age_each_symptom_goes_with_is_said() -> None:
     assert symptom_ages([rec], ["dysphagia"]) == "In NG12, dysphagia has no age threshold (1.2.1)."
     assert symptom_ages([rec], ["weight_loss"]) == "In NG12, weight loss goes with aged 55 and over (1.2.1)."
     assert symptom_ages([rec], ["cough"]) is None
+
+
+def test_the_criterion_met_is_said_in_ng12s_words() -> None:
+    from chat.selection import met_in_words
+    from ng12_common.criteria import AtomResult
+
+    def atom(op: str, requirement: str) -> AtomResult:
+        return AtomResult(op=op, met=True, requirement=requirement, evidence=requirement)
+
+    adult, fifty = atom("age_gte", "age ≥ 18"), atom("age_gte", "age ≥ 50")
+    bleeding = atom("symptom", "unexplained rectal bleeding")
+    assert met_in_words([adult, fifty, bleeding]) == "aged 50 and over with unexplained rectal bleeding"
+    pain = atom("symptom", "unexplained abdominal pain")
+    under = atom("age_lt", "age < 50")
+    assert met_in_words([adult, under, bleeding, pain]) == (
+        "aged 18 to 49 with unexplained rectal bleeding and unexplained abdominal pain"
+    )
+    assert met_in_words([atom("rec_applies", "criteria of recommendation 1.3.1 met")]) == ""
+    assert met_in_words([atom("sex", "sex female"), atom("test", "ca125 ≥ 35 IU/ml")]) == "ca125 ≥ 35 IU/ml"

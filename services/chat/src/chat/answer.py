@@ -100,17 +100,10 @@ def age_thresholds(recs: list[ServedRecommendation], age: int | None = None) -> 
     return "; ".join(f"{words} ({_ids(sorted(ids, key=rec_sort_key))})" for words, ids in found.items())
 
 
-#: (rec id, its text, symptom) -> the age bounds of each place the symptom is in its criteria
-_PATHS: dict[tuple[str, str, str], list[frozenset[tuple[str, str]]]] = {}
-
-
 def _symptom_paths(rec: ServedRecommendation, symptom: str) -> list[frozenset[tuple[str, str]]]:
-    key = (rec.id, rec.text, symptom)
-    if key not in _PATHS:
-        if len(_PATHS) > 50_000:  # new index versions: start again
-            _PATHS.clear()
-        _PATHS[key] = ages_with(rec.criteria, {symptom}) if rec.criteria is not None else []
-    return _PATHS[key]
+    """The age bounds of each place the symptom is in the recommendation's criteria (a walk of a
+    small tree: not cached)."""
+    return ages_with(rec.criteria, {symptom}) if rec.criteria is not None else []
 
 
 def symptom_ages(recs: list[ServedRecommendation], symptoms: list[str]) -> str | None:
@@ -154,10 +147,12 @@ def _lead(sel: Selection, age: int | None, about_age: bool = False, symptoms: li
     met = [r.id for r in recs if r.id in sel.met]
     if met:
         who = f"aged {age} " if age is not None else ""
-        lines.append(f"For the patient {who}you describe, the criteria of {_ids(met)} are met.")
+        named = [f"{rid} ({sel.met_by[rid]})" if sel.met_by.get(rid) else rid for rid in met]
+        lines.append(f"For the patient {who}you describe, the criteria of {_ids(named)} are met.")
     for miss in sel.near_misses[:2]:
         lines.append(
-            f"At {miss.age} the patient does not meet {miss.rec.id}: it applies only to people aged "
+            f"At {miss.age} the patient does not meet {miss.rec.id}: "
+            f"{'for these symptoms ' if miss.by_branch else ''}it applies only to people aged "
             f"{miss.threshold} and over."
         )
     thresholds = age_thresholds(recs, age) if about_age or age is not None else None

@@ -13,6 +13,7 @@ from chat.errors import install_error_handlers
 from chat.graph import ChatRunner
 from chat.history import HistoryStore, HistoryUnavailable
 from chat.llm import AnswerWriter, GeminiModel, QueryRewriter
+from chat.redaction import warm as warm_redactor
 from chat.routes import router
 from chat.settings import ChatSettings
 from ng12_common.gc_tuning import freeze_startup_heap
@@ -58,6 +59,7 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
             writer, rewriter = AnswerWriter(model), QueryRewriter(model)
         app.state.runner = runner = ChatRunner(history, retrieval, writer, rewriter)
         warm_up = asyncio.create_task(runner.warm())  # in the background: start-up does not wait
+        redactor = asyncio.create_task(warm_redactor())  # the shared redactor's engine (a few s)
 
         async def redis_ready() -> str | None:
             try:
@@ -76,12 +78,22 @@ def create_app(settings: ChatSettings, genai_client: Any | None = None) -> FastA
                 return "fitting the scope classifier (embedding its training set once per index version)"
             return None
 
-        app.state.readiness_checks.update({"redis": redis_ready, "retrieval": retrieval_ready})
+        async def redactor_ready() -> str | None:  # what chat stores is redacted (chat.redaction)
+            if not redactor.done():
+                return "building the personal-data redactor"
+            if redactor.cancelled() or redactor.exception() is not None:
+                return f"the personal-data redactor failed to build: {redactor.exception()!r}"
+            return None
+
+        app.state.readiness_checks.update(
+            {"redis": redis_ready, "retrieval": retrieval_ready, "redactor": redactor_ready}
+        )
         log.info("heap_frozen", objects=freeze_startup_heap())
         try:
             yield
         finally:
             warm_up.cancel()
+            redactor.cancel()
             await retrieval.close()
             await redis.aclose()  # type: ignore[attr-defined]  # types-redis 4.x stubs predate aclose
 

@@ -65,6 +65,13 @@ _CUE = re.compile(
     r"distinguish|versus|vs\.?|what ages?|which ages?|how old|age range|ages? (?:of|for|counts?))\b",
     re.IGNORECASE,
 )
+#: A question about how far a term reaches ("is there a set number of weeks for 'persistent'?",
+#: "how long is 'persistent'?"): a definition question when the term is quoted, as a term asked about.
+_EXTENT = re.compile(
+    r"\b(how (long|many|much|soon|old)|set (number|period|time|duration|limit)|number of (hours|days|weeks|"
+    r"months|years)|time ?(limit|period|frame|scale)|duration|cut-?off|threshold|fixed (period|time))\b",
+    re.IGNORECASE,
+)
 _QUOTED = re.compile(r"['\"‘“]([^'\"‘’“”]{2,60})['\"’”]")
 
 
@@ -76,13 +83,15 @@ def asked_definitions(message: str) -> list[str]:
     m = _QUESTION.search(text)
     if m:
         return [_TERM_OF[m.group("term").lower()]]
-    if not _CUE.search(text):
-        return []
     quoted = [
         _TERM_OF[q.group(1).strip().lower()]
         for q in _QUOTED.finditer(text)
         if q.group(1).strip().lower() in _TERM_OF
     ]
+    if quoted and _EXTENT.search(text):  # how far a quoted term reaches is what it means
+        return list(dict.fromkeys(quoted))
+    if not _CUE.search(text):
+        return []
     if quoted:
         return list(dict.fromkeys(quoted))
     named = [_TERM_OF[n.group(1).lower()] for n in _NAMED.finditer(text)]

@@ -13,6 +13,7 @@ it from the same selected recommendations and its quotes are validated.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, TypedDict
@@ -28,15 +29,24 @@ from chat.guardrails import (
     InputKind,
     asks_other_guideline,
     classify_input,
+    described_patient,
     is_self_harm,
-    mixed_request,
     post_retrieval_out_of_scope,
     rule_scope,
 )
 from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3339
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
-from chat.premise import check, claims, describe, is_injection, named_tests, universal_contradicted
+from chat.mixed import split_request
+from chat.premise import (
+    check,
+    claims,
+    describe,
+    for_patient,
+    is_injection,
+    named_tests,
+    universal_contradicted,
+)
 from chat.query import (
     PROCESS_SECTIONS,
     asks_about_process,
@@ -45,10 +55,10 @@ from chat.query import (
     quote_term,
     rewrite_from_state,
 )
-from chat.redaction import redact
+from chat.redaction import RedactorUnavailable, redact
 from chat.results import results_lead
 from chat.scope import CONTEXT_THRESHOLD, ScopeClassifier
-from chat.selection import Selection, select
+from chat.selection import ASKED_WITH_MET, SCORE_MARGIN, Selection, age_ok, select
 from chat.topic import next_topic
 from ng12_common.citations import guideline_ref, hits_to_citations
 from ng12_common.criteria import evaluate_all, parse_criteria, referenced_concepts
@@ -70,19 +80,20 @@ log = get_logger("chat.graph")
 #: only from guideline text it has just found, so without a search it answers nothing.
 SEARCH_UNAVAILABLE = "Chat cannot search the NG12 guideline right now, so it cannot answer. "
 SEARCH_K = 10  # hits fetched per search; the answer keeps at most request.top_k recommendations
-#: A process question's recommendations (1.14-1.16) come first when the best of them scores within
-#: PROCESS_GAP of the best hit for the message as typed: each within PROCESS_MARGIN of the best of
-#: them, and at most PROCESS_FIRST when the question also names a symptom, site or test.
-PROCESS_GAP = 0.15
-PROCESS_FIRST = 3
-PROCESS_MARGIN = 0.10
+#: A process question's recommendations (1.14-1.16) are treated as the answer's other candidates
+#: and a named test's recommendations are (chat.selection): they come first when the best of them
+#: scores within SCORE_MARGIN of the best hit for the message as typed (as relevant as anything an
+#: answer keeps), those within SCORE_MARGIN of that best lead, and when the question also names a
+#: symptom, site or test at most ASKED_WITH_MET of them lead, so what the patient meets follows.
 #: Searched for a process question: the process sections and 1.13 (non-site-specific symptoms,
 #: whose 1.13.1 is on the parents' and carers' concern).
 PROCESS_SEARCHED = (*PROCESS_SECTIONS, "1.13")
-#: A question the classifier is sure is in scope (P(in_scope) >= SURE_IN_SCOPE) whose search ranked
-#: a recommendation first is answered with it, hedged, when it scores at least SURE_FLOOR.
-SURE_IN_SCOPE = 0.90
-SURE_FLOOR = 0.20
+PROCESS_PREFIXES = tuple(f"{section}." for section in PROCESS_SEARCHED)
+#: The wording overlap (`Knowledge.overlap`, rarity-weighted shared stems) at which a process
+#: recommendation search did not return joins a process question's answer (and it must beat every
+#: one search returned by a clear margin); on the development questions the wording an answer names
+#: scores 7-11, the others found at most about 6.
+WORDING_LEADS = 7.0
 #: A follow-up that adds to what the patient has ("also", "as well", "too", "in addition").
 _ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|on top)\b", re.IGNORECASE)
 NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only above this (grading's weak)
@@ -90,11 +101,11 @@ NEAREST_MIN_SCORE = 0.38  # a refusal offers NG12's nearest recommendation only 
 
 class ChatState(TypedDict, total=False):
     request: ChatRequest
+    redacted_message: str  # the message without personal data: redacted once, in load_history
     text: str  # what is answered: the message, or a mixed request's in-scope part
     declined: list[tuple[str, str]]  # (part, kind) of a mixed request, declined by name
     scope_kind: str | None  # the out-of-scope kind (rules or classifier)
     in_scope: bool  # the classifier (or the conversation, for a follow-up) says the question is in scope
-    sure_in_scope: bool  # the classifier's P(in_scope) is at least SURE_IN_SCOPE
     definition: Any  # the guideline's definition passage of a term asked about
     first: list[str]  # rec ids presented first (a process question's 1.14-1.16 recommendations)
     term: str | None
@@ -153,18 +164,28 @@ def _with_written_out(turn: ClinicalState, text: str, normalized: str, knowledge
 
 def _process_first(text: str, on_process: list[Any], knowledge: Knowledge | None, top: float) -> list[str]:
     """A process question's recommendations, in the order they answer it: search's first, and
-    those within PROCESS_MARGIN of the best score; ordered by the question's wording they share
+    those within SCORE_MARGIN of the best score; ordered by the question's wording they share
     (weighted by rarity in NG12), then search's order. Near-equal scores within 1.14 ("what
     information should I give ...?") are told apart by the words: 1.14.5's "information given to
     people ... referred to"."""
-    pool = [h for i, h in enumerate(on_process) if i == 0 or h.score >= top - PROCESS_MARGIN]
+    pool = [h for i, h in enumerate(on_process) if i == 0 or h.score >= top - SCORE_MARGIN]
     ids = list(dict.fromkeys(h.canonical[0].id for h in pool))
     if knowledge is None:
         return ids
-    order = {rid: i for i, rid in enumerate(ids)}
     shared = {
         rid: knowledge.overlap(text, knowledge.recs[rid]) if rid in knowledge.recs else 0.0 for rid in ids
     }
+    # a process recommendation that shares more of the question's rare words than any search found
+    # ("ringing the specialist" when unsure: 1.16.2's "uncertainty ... telephone") joins them: these
+    # sections are short and alike, and the embedding can miss the one the wording names
+    best = max(shared.values(), default=0.0)
+    for rid, rec in knowledge.recs.items():
+        if rid not in shared and rid.startswith(PROCESS_PREFIXES):
+            found = knowledge.overlap(text, rec)
+            if found >= max(WORDING_LEADS, best + 1.0):
+                shared[rid] = found
+                ids.append(rid)
+    order = {rid: i for i, rid in enumerate(ids)}
     return sorted(ids, key=lambda rid: (-round(shared[rid], 1), order[rid]))
 
 
@@ -285,16 +306,23 @@ def build_graph(
                 count = len(recent)
             else:
                 recent, (count, meta) = [], await history.load_meta(sid)
-        except HistoryUnavailable as exc:
+            redacted = await redact(state["request"].message)
+        except (HistoryUnavailable, RedactorUnavailable) as exc:
             return {"error": exc}
-        return {"history": recent, "has_history": count > 0, "meta": meta}
+        return {"history": recent, "has_history": count > 0, "meta": meta, "redacted_message": redacted}
 
     async def rewrite(state: ChatState, fallback_state: ClinicalState) -> ChatQuery:
         """Tier B: the LLM's validated rewrite when one is configured, else from clinical state."""
         message = " ".join(state["text"].split())
         # the model is a cloud service: it sees the message without personal data, as history stores it
-        text = await rewriter.rewrite(redact(message), state["history"]) if rewriter is not None else None
+        text = None
+        if rewriter is not None:
+            text = await rewriter.rewrite(await _redacted(state, message), state["history"])
         return ChatQuery(strategy="rewrite", text=text or rewrite_from_state(message, fallback_state))
+
+    def _clinical(text: str) -> bool:
+        known = knowledge_cache.current
+        return known is not None and extract(text, known.lexicon, known.sites).names_clinical_terms
 
     async def input_guardrail(state: ChatState) -> dict[str, Any]:
         """Rules first (injection, emergency, smalltalk, meta, requests a pattern names without
@@ -311,18 +339,16 @@ def build_graph(
             return update | {"kind": "injection"}
         kind: str = classify_input(message)
         if kind in ("medical_out_of_scope", "proceed"):
-            mixed = mixed_request(message)
+            mixed = await split_request(message, scope.classify if scope is not None else None, _clinical)
             if mixed is not None:  # answer the in-scope part, decline the rest by name
-                text, declined = mixed
-                return update | {"kind": "proceed", "text": text, "declined": declined}
+                return update | {"kind": "proceed", "text": mixed.text, "declined": mixed.declined}
         if kind == "medical_out_of_scope":
             return update | {"kind": kind, "scope_kind": rule_scope(message)}
         if kind != "proceed" or (state["has_history"] and is_follow_up(message)):
             return update | {"kind": kind, "in_scope": kind == "proceed"}  # a follow-up: the conversation's
         decision = await scope.classify(message) if scope is not None else None
         if decision is None or decision.in_scope:
-            sure = decision is not None and decision.in_scope_probability >= SURE_IN_SCOPE
-            return update | {"kind": kind, "in_scope": decision is not None, "sure_in_scope": sure}
+            return update | {"kind": kind, "in_scope": decision is not None}
         if decision.in_scope_probability >= CONTEXT_THRESHOLD and state["has_history"]:
             # a conversation's next question is refused only when the classifier is sure
             return update | {"kind": kind, "in_scope": True}
@@ -392,9 +418,9 @@ def build_graph(
             # the process recommendations lead when they match the question about as well as any
             # other; all of them for a question naming no symptom, site or test, else at most 3
             clinical = bool(named_tests(text)) or (turn is not None and turn.names_clinical_terms)
-            if on_process and top >= best - PROCESS_GAP:
+            if on_process and top >= best - SCORE_MARGIN:
                 first = _process_first(text, on_process, knowledge, top)
-                first = first[: PROCESS_FIRST if clinical else request.top_k]
+                first = first[: ASKED_WITH_MET if clinical else request.top_k]
         update["first"] = first
         if knowledge is None:
             turn = ClinicalState()
@@ -426,12 +452,6 @@ def build_graph(
             # a question the classifier placed in scope, with a recommendation above the floor: the
             # closest recommendations, hedged, rather than no answer
             if any(h.canonical and h.score >= FLOOR for h in state["hits"]):
-                return {"evidence": "weak"}
-            # one the classifier is sure of, whose search ranked a recommendation first (its words
-            # match, its score is low: "weighted 7 point checklist - what score?"): that, hedged
-            first = state["hits"][0] if state["hits"] else None
-            ranked_first = first is not None and bool(first.canonical) and first.score >= SURE_FLOOR
-            if state.get("sure_in_scope") and ranked_first:
                 return {"evidence": "weak"}
         return {"evidence": evidence}
 
@@ -478,7 +498,11 @@ def build_graph(
                 update |= {"symptoms": merged.symptoms, "modifiers": merged.modifiers}
                 update |= {"negated": negated, "cancer_sites": merged.cancer_sites}
             turn = turn.model_copy(update=update)
-        first = [candidates[rid] for rid in state.get("first", []) if rid in candidates]
+        # a process recommendation chosen by its wording, not found by search, leads at the score of
+        # the process recommendations found with it
+        wanted = [rid for rid in state.get("first", []) if rid in candidates or rid in known]
+        lead = max((candidates[rid][1] for rid in wanted if rid in candidates), default=0.0)
+        first = [candidates[rid] if rid in candidates else (known[rid], lead) for rid in wanted]
         return select(
             list(candidates.values()), knowledge, turn, state["request"].top_k, state["text"], first
         )
@@ -542,19 +566,25 @@ def build_graph(
             every = list(knowledge.recs.values()) if knowledge else []
             retrieved = list({r.id: r for r in [*(r for r, _ in sel.recs), *_retrieved_recs(state)]}.values())
             wanted = set(state["turn_state"].symptoms)
-            for_symptoms = [
+            on_symptoms = [
                 r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
             ]
+            for_symptoms = for_patient(on_symptoms, state["turn_state"].age)  # the patient's age group
             contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
             if not contradicted and knowledge is not None:
                 probe = state["turn_state"]
                 modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
                 eval_context = knowledge.context
 
-                def met_at(rec: Any, age: int) -> bool:
+                ids = [r.id for r in for_symptoms]
+
+                @functools.cache
+                def met_at(age: int) -> frozenset[str]:
+                    """The recommendations on the symptoms this patient meets at `age` (each age
+                    evaluated once, for all of them)."""
                     facts = probe.model_copy(update={"age": age, "modifiers": modifiers}).to_facts()
-                    result = evaluate_all(facts, eval_context, only=[rec.id]).get(rec.id)
-                    return result is not None and result.met
+                    found = evaluate_all(facts, eval_context, only=ids)
+                    return frozenset(rid for rid, result in found.items() if result.met)
 
                 universal = universal_contradicted(found_claims, for_symptoms, met_at, wanted)
                 if universal is not None:
@@ -624,7 +654,7 @@ def build_graph(
             sel, age, quote_term(text), asks_about_age(text), state["turn_state"].symptoms
         )
         if writer is not None:
-            written = await writer.write(redact(text), sel, body)
+            written = await writer.write(await _redacted(state, text), sel, body)
             if written is not None:
                 body = written
         body = lead + body
@@ -655,12 +685,25 @@ def build_graph(
             turn = extract(message, known.lexicon, known.sites)
         nearest: list[Citation] = []
         if turn is not None and turn.names_clinical_terms and "hits" not in state:
+            # for a document request, the patient it describes, not the request ("draft the letter")
+            about = described_patient(message) if state.get("scope_kind") == "task_request" else message
             try:
-                found = await retrieval.search(message, top_k=3, mode="chat")
+                found = await retrieval.search(about, top_k=3, mode="chat")
             except RetrievalError:
                 found = None
             if found is not None:
-                best = next((h for h in found.hits if h.canonical and h.score >= NEAREST_MIN_SCORE), None)
+                near = [h for h in found.hits if h.canonical and h.score >= NEAREST_MIN_SCORE]
+                # the nearest for the patient's age when one is given ("my 67yo with PMB": 1.5.10,
+                # aged 55 and over, not 1.5.11, under 55), else the nearest
+                fits = [
+                    h
+                    for h in near
+                    if turn.age is None
+                    or known is None
+                    or h.canonical[0].id not in known.recs
+                    or age_ok(known.recs[h.canonical[0].id], turn.age)
+                ]
+                best = (fits or near or [None])[0]
                 if best is not None:
                     rec = best.canonical[0]
                     nearest = [
@@ -695,19 +738,19 @@ def build_graph(
         # grounded answers cited): "the prognosis of a 60-year-old with haemoptysis?" is out of
         # scope, but "when should I refer them?" then still knows the patient
         new_meta = SessionMeta(topic=topic, state=meta.state.merged(turn))
-        user = ChatTurn(role="user", content=redact(request.message), at=state["asked_at"])
-        assistant = ChatTurn(
-            role="assistant",
-            content=redact(state["answer"]) if not state["citations"] else state["answer"],
-            citations=state["citations"],
-            grounding=grounding,
-            at=now_rfc3339(),
-            query=_redacted_query(state.get("query")),
-            clinical_summary=state.get("clinical_summary"),
-        )
         try:
+            user = ChatTurn(role="user", content=state["redacted_message"], at=state["asked_at"])
+            assistant = ChatTurn(
+                role="assistant",
+                content=await redact(state["answer"]) if not state["citations"] else state["answer"],
+                citations=state["citations"],
+                grounding=grounding,
+                at=now_rfc3339(),
+                query=await _redacted_query(state),
+                clinical_summary=state.get("clinical_summary"),
+            )
             await history.append_pair(request.session_id, user, assistant, new_meta)
-        except HistoryUnavailable as exc:
+        except (HistoryUnavailable, RedactorUnavailable) as exc:
             return {"error": exc}
         if "guideline" not in state:  # no search this turn: the version loaded last (or at start-up)
             known = knowledge_cache.current
@@ -716,7 +759,11 @@ def build_graph(
 
     async def handle_error(state: ChatState) -> dict[str, Any]:
         error = state.get("error")
-        log.warning("chat_failed", error_type=type(error).__name__, error=redact(str(error)))
+        try:
+            detail = await redact(str(error))
+        except RedactorUnavailable:  # the redactor itself failed: log no text at all
+            detail = ""
+        log.warning("chat_failed", error_type=type(error).__name__, error=detail)
         return {}
 
     graph = StateGraph(ChatState)
@@ -812,7 +859,16 @@ class ChatRunner:
         )
 
 
-def _redacted_query(query: ChatQuery | None) -> ChatQuery | None:
+async def _redacted(state: ChatState, text: str) -> str:
+    """`text` without personal data: the message redacted once in load_history when it is the
+    message (whitespace aside), else redacted now (a mixed request's part, a rewritten query)."""
+    if " ".join(text.split()) == " ".join(state["request"].message.split()):
+        return state["redacted_message"]
+    return await redact(text)
+
+
+async def _redacted_query(state: ChatState) -> ChatQuery | None:
     """The search query as stored in the history: its text can be the message itself, so it is
     redacted like the user's turn."""
-    return None if query is None else query.model_copy(update={"text": redact(query.text)})
+    query = state.get("query")
+    return None if query is None else query.model_copy(update={"text": await _redacted(state, query.text)})

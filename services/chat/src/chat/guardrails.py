@@ -46,12 +46,11 @@ _EMERGENCY_CONTEXT = re.compile(
 )
 _OTHER_GUIDELINE = re.compile(r"\b(nccn|esmo|asco|sign guidelines?|ng(?!12\b)\d{1,3})\b", re.IGNORECASE)
 # Words that show the question is (also) about recognition and referral, which NG12 covers.
-_IN_SCOPE_OVERRIDE = re.compile(
-    r"\b(refer\w*|criteri\w*|symptoms?|signs?|present\w*|investigat\w*|test(s|ing)?|suspect\w*|"
-    r"recogni\w*|red flags?|x-?ray|ultrasound|endoscop\w*|fit\b|psa|ca125|when (should|do|to)|"
-    r"pathway)\b",
-    re.IGNORECASE,
+NG12_WORDS = (
+    r"refer\w*|criteri\w*|symptoms?|signs?|present\w*|investigat\w*|test(s|ing)?|suspect\w*|"
+    r"recogni\w*|red flags?|x-?ray|ultrasound|endoscop\w*|fit\b|psa|ca125|pathway"
 )
+_IN_SCOPE_OVERRIDE = re.compile(rf"\b({NG12_WORDS}|when (should|do|to))\b", re.IGNORECASE)
 _SELF_HARM = re.compile(
     r"\b(kill (my|him|her)self|killing myself|suicid\w*|self[- ]harm\w*|end it all|want to die)\b", re.I
 )
@@ -99,14 +98,15 @@ def post_retrieval_out_of_scope(message: str, query_text: str) -> bool:
 
 _TASK = re.compile(
     r"\b(write|writ(ing|ten)|draft\w*|fill(ing)? (in|out)|compose|prepare|type up|put together|"
-    r"pre-?populate|populate|generate|create|produce|do me|dictate|help me (write|draft))\b"
+    r"pre-?populate|populate|generate|create|produce|do me|make (me|us)|dictate|help me (write|draft))\b"
     r".{0,60}\b(letters?|notes?|fit ?notes?|sick ?notes?|med ?3|certificates?|forms?|proformas?|"
     r"referrals?|prescriptions?|scripts?|leaflets?|e-?mails?|sms|texts?|reports?|summar(y|ies)|"
     r"discharge|documents?|templates?|responses?|repl(y|ies)|messages?)\b",
     re.IGNORECASE,
 )
 _LOGISTICS = re.compile(
-    r"\b(phone|telephone|contact (details|numbers?)|fax|e-?mail address|opening (hours|times)|"
+    r"\b(phone|telephone|tel\.? (no|number)s?\b|contact (details|numbers?)|fax|e-?mail address|"
+    r"opening (hours|times)|"
     # an address as a noun ("the address of the clinic"), not the verb ("address her worries")
     r"(postal|home|clinic'?s?|hospital'?s?|their|its|the) address(es)?\b"
     r"(?! (her|his|their|the|any|my|your|this|these|those|concerns?|worr))|"
@@ -124,6 +124,7 @@ _DOSING = re.compile(
     r"\b(dos(e|es|age|ing)|\d+ ?mg|mg\b|how much (\w+ )?(should|to) (i )?(give|prescribe)|"
     r"prescrib\w*|side effects?|prognos\w*|life expectancy|survival|surviv\w+ rate|chemo\w*|"
     r"radiotherap\w*|immunotherap\w*|how long (will|does|do) (he|she|they|i) (have|live)|mortality|"
+    r"how long (has|have|does|do) (he|she|they|i) (\w+ )?(got|left)|"
     # "surgery" as an operation, not the GP surgery ("came into the surgery", "at our surgery")
     r"(?<!the )(?<!our )(?<!my )(?<!gp )(?<!practice )(?<!this )(?<!at )(?<!into )(?<!to )surgery|"
     r"surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after|"
@@ -141,13 +142,25 @@ _NAMED_GUIDANCE = re.compile(
 )
 _PROGRAMMES = re.compile(
     r"\b(screening programmes?|screening (age|interval)s?|bowel (cancer )?screening|breast screening|"
-    r"cervical screening|lung (cancer )?screening|smear tests?|mammogram (interval|programme)|vaccin\w*)\b",
+    r"cervical screening|lung (cancer )?screening|smear tests?|mammogram (interval|programme)|vaccin\w*|"
+    r"(targeted )?lung health checks?|nhs health checks?|aaa screening)\b",
     re.IGNORECASE,
 )
+#: A person described as well (no symptoms at all) near a request to screen them.
+_WELL = (
+    r"(asymptomatic|no ([a-z]+ ){0,2}symptoms|symptom-?free|without (any )?symptoms|healthy|"
+    r"well (man|woman|person))"
+)
 _SCREENING_WELL = re.compile(
-    r"\b(asymptomatic|no symptoms|symptom-?free|without symptoms|healthy|well (man|woman|person))\b"
-    r".{0,80}\bscreen(ing|ed)?\b|\bscreen(ing|ed)?\b.{0,80}\b(asymptomatic|no symptoms|symptom-?free|"
-    r"without symptoms|healthy)\b",
+    rf"\b{_WELL}\b.{{0,160}}\bscreen(ing|ed)?\b|\bscreen(ing|ed)?\b.{{0,160}}\b{_WELL}\b",
+    re.IGNORECASE,
+)
+#: What makes a message naming a screening programme NG12's business after all: a result or finding
+#: to act on, symptoms, or a referral ("bowel screening FIT came back positive, refer?"). The
+#: programme's own words ("smear test", "screening criteria") are not: they are the programme's.
+_PROGRAMME_OVERRIDE = re.compile(
+    r"\b(refer\w*|symptoms?|symptomatic|signs?|present(s|ed|ing)|suspect\w*|results?|positive|abnormal|"
+    r"raised|came back|found on|red flags?)\b",
     re.IGNORECASE,
 )
 _RESULT_NAMED = re.compile(
@@ -158,7 +171,9 @@ _CLAUSE_SPLIT = re.compile(
     # a new question after a comma: "draft the letter, which recommendation applies?"
     r",\s*(?=(?:which|what|when|how|who|where|does|do|is|are|can|could|should|would|will|please)\b)|\s+(?:and|also|plus|then|but)\s+(?=(?:can|could|"
     r"would|will|please|also|what|which|how|who|where|when|write|draft|fill|give|tell|book|send|"
-    r"do|does|is|are|i need|i'd like|help)\b)|\.\s+)",
+    r"do|does|is|are|i need|i'd like|help)\b)|"
+    # a sentence end, not an abbreviation's full stop ("the tel no. for the clinic", "e.g. a CT")
+    r"(?<!\b\w)(?<!\bno)(?<!\btel)(?<!\bapprox)(?<!\bvs)(?<!\bdr)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.\s+)",
     re.IGNORECASE,
 )
 #: The request itself at the start of a task clause ("draft a referral letter", "can you fill in
@@ -171,13 +186,70 @@ _TASK_LEAD = re.compile(
 _FILLER = re.compile(r"^(please|thanks?|thank you|cheers|ok|also|and|too)?[\s!.?,]*$", re.IGNORECASE)
 
 
+#: A clause that asks NG12 something: a question word or an information request at its start, or
+#: after joining words or a dash ("back to the weight loss one - how soon ..."). An instruction
+#: about a document being asked for ("make it sound urgent", "keep it short", "tell him when to
+#: come back", "ready to print") is part of that request, and so is what it should explain ("how
+#: to do it": an embedded question, unless a "?" closes it).
+_QUESTION_OPEN = re.compile(
+    r"(?:^|[-:\u2013]\s*|\b(?:and|also|but|plus|then|so)\s+)(?:please\s+|pls\s+)?"
+    r"(?:(?:what|which|how|when|who|where)(?! to\b)|what'?s|whats|why|can|could|would|will|is|are|"
+    r"does|do|did|should|shall|has|have|tell (?:me|us)|give (?:me|us)|show (?:me|us)|explain|quote)\b",
+    re.IGNORECASE,
+)
+#: A clause that only says under which other guideline the question is asked ("Per NICE's child
+#: maltreatment guideline, what ...?"): it governs the whole message.
+_QUALIFIER = re.compile(r"^(?:per|as per|according to|under|in|from|based on|using|following|by)\b", re.I)
+#: A short question naming none of NG12's business ("what age range?") leans on the clause before
+#: it; it is a question of its own only beside another clause it can lean on (a patient described).
+SHORT_QUESTION = 4
+
+
+def asks_question(message: str, part: str) -> bool:
+    """The clause asks something: a "?" closes it in the message, or it opens as a question."""
+    at = message.find(part)
+    closed = at >= 0 and message[at + len(part) :].lstrip(" ,.;:-'\"")[:1] == "?"
+    return closed or _QUESTION_OPEN.search(part) is not None
+
+
+#: What a terse request names when it asks NG12 something without a question ("refer criteria for
+#: melanoma", "need the 2ww criteria for lung ca"): a referral, a pathway, criteria for something. A
+#: statement about the patient or a finding ("I want to send a 70 yo with vague symptoms", "CXR today
+#: looks like mesothelioma") is context, and criteria alone are not NG12's ("age and smoking criteria
+#: pls" after a screening programme are the programme's).
+_TERSE_NG12 = re.compile(r"\b(refer(ral)?s?|2\s?ww|pathway|criteria (for|of|in))\b", re.IGNORECASE)
+
+
+def _names_ng12_business(part: str) -> bool:
+    return bool(_TERSE_NG12.search(part))
+
+
+def leaves_question(message: str, kept: list[str]) -> bool:
+    """Whether the clauses kept (not declined) ask NG12 something of their own: a question, or a
+    terse request naming NG12's business ("refer criteria for melanoma", "need the 2ww criteria").
+    Statements about the patient, and instructions about a document requested, do not: "draft the
+    letter for my 67yo with PMB, make it sound urgent" is a request for a document, whatever
+    clinical content it carries."""
+    questions = [k for k in kept if asks_question(message, k)]
+    leaned_on = len(kept) > len(questions)
+    return any(
+        _words(q) >= SHORT_QUESTION or _IN_SCOPE_OVERRIDE.search(q) or _names_ng12_business(q) or leaned_on
+        for q in questions
+    ) or any(_names_ng12_business(k) for k in kept)
+
+
+def governs(part: str, kind: str) -> bool:
+    """A declined clause that qualifies the whole question ("Per NICE's X guideline, ...")."""
+    return kind == "other_guideline" and _QUALIFIER.search(part) is not None
+
+
 def rule_scope(text: str) -> OutOfScopeKind | None:
     """The out-of-scope kind a pattern names without doubt, or None."""
     if _TASK.search(text):
         return "task_request"
     if asks_other_guideline(text) or _NAMED_GUIDANCE.search(text):
         return "other_guideline"
-    if _PROGRAMMES.search(text) and not _IN_SCOPE_OVERRIDE.search(text):
+    if _PROGRAMMES.search(text) and not _PROGRAMME_OVERRIDE.search(_PROGRAMMES.sub(" ", text)):
         return "other_guideline"
     # NG12 is about people with symptoms, not screening the well (a raised result found on
     # screening bloods is a finding NG12 does cover)
@@ -189,6 +261,18 @@ def rule_scope(text: str) -> OutOfScopeKind | None:
     if _DOSING.search(text) and not _IN_SCOPE_OVERRIDE.search(text):
         return "treatment"
     return None
+
+
+def described_patient(message: str) -> str:
+    """What a declined document request says about the patient, without the request ("draft the
+    2ww letter for my 67yo with PMB? make it sound urgent" -> "for my 67yo with PMB"): the text
+    to search for the nearest thing NG12 says. The message itself when it is not such a request."""
+    about = [
+        part[m.end() :].strip(" ,.;:-") if (m := _TASK.search(part)) else part for part in clauses(message)
+    ]
+    about = [a for a in about if rule_scope(a) is None and _words(a) >= 2]
+    text = " ".join(about)
+    return text if _words(text) >= 3 else message
 
 
 def clauses(message: str) -> list[str]:
@@ -204,8 +288,11 @@ def mixed_request(message: str) -> tuple[str, list[tuple[str, OutOfScopeKind]]] 
         return None
     kinds = [(part, rule_scope(part)) for part in parts]
     declined = [(part, kind) for part, kind in kinds if kind is not None]
-    kept = [part for part, kind in kinds if kind is None and _words(part) >= 2]
-    if not declined or not kept:
+    rest = [part for part, kind in kinds if kind is None]
+    kept = [part for part in rest if _words(part) >= 2]
+    if not declined or not kept or not leaves_question(message, rest):
+        return None  # the message's act is the declined request (its patient is offered NG12's nearest)
+    if any(governs(part, kind) for part, kind in declined):
         return None
     # the patient a declined request describes is the question's too: "draft a letter for my
     # 70-year-old with anaemia, which recommendation applies?" asks about that patient

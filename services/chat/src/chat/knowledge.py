@@ -81,17 +81,19 @@ def stems(text: str) -> list[str]:
     question word): "referring", "referred", "referral" -> "refe"; "give", "given" -> "give"."""
     lowered = _NOT_SURE.sub("uncertainty", text.lower())
     words = re.findall(r"[a-z][a-z0-9]+", re.sub(r"\[\d{4}.*?\]", "", lowered))
-    words = [_SAME_AS.get(w, w) for w in words]
+    words = [m for w in words for m in _SAME_AS.get(w, w).split()]
     return [w[:4] for w in words if len(w) >= 4 and w not in _STOP]
 
 
-#: Everyday words for NG12's own ("mum" -> parent, "worried" -> concern).
+#: Everyday words for the words NG12 itself uses for the same people and feelings: "parents or
+#: carers", "child", "concern" (1.13.1, 1.14). Only words whose 4-letter stem differs from NG12's
+#: word are listed ("anxious"/"anxiety" and "info"/"information" share theirs already; "unsure" and
+#: "not sure" are read as "uncertainty" by _NOT_SURE).
 _SAME_AS = {
     "mum": "parent",
     "mother": "parent",
     "dad": "parent",
     "father": "parent",
-    "parents'": "parent",
     "son": "child",
     "daughter": "child",
     "kid": "child",
@@ -100,11 +102,19 @@ _SAME_AS = {
     "worried": "concern",
     "worry": "concern",
     "worries": "concern",
-    "anxious": "anxiety",
-    "info": "information",
-    "pts": "people",
-    "pt": "person",
-    "unsure": "uncertainty",
+    "uneasy": "concern",
+    # what GPs call the referral process, in NG12's words (1.16.2, 1.16.3, 1.16.5-1.16.7)
+    "ring": "telephone",
+    "ringing": "telephone",
+    "phone": "telephone",
+    "phoning": "telephone",
+    "call": "telephone",
+    "calling": "telephone",
+    "letter": "letter correspondence proformas",
+    "letters": "letters correspondence proformas",
+    "dna": "miss appointments",
+    "dnas": "miss appointments",
+    "routine": "non urgent",
 }
 _NOT_SURE = re.compile(r"\b(not sure|unsure|uncertain)\b")
 

@@ -9,7 +9,8 @@
   recommendation does not have).
 A rising `invalid` or `removed` rate is the signal to look at the prompt or the model version.
 - `ng12_chat_answers_total{grounding}`: answers given, by grounding outcome (`sufficient`,
-  `weak`, `none` = a refusal, `out_of_scope`, `smalltalk`, `meta`, `emergency`): the refusal
+  `weak`, `none` = a refusal, `contradicted` = a false premise corrected, `out_of_scope`,
+  `smalltalk`, `meta`, `emergency`): the refusal
   mix the dashboard and the refusal-rate alert read.
 """
 

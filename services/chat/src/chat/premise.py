@@ -22,10 +22,11 @@ does say (the recommendations naming the claim's test or site first), with citat
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Literal
 
+from chat.group_words import age_groups, group_mentions
 from ng12_common.criteria import (
     AgeGte,
     AgeLt,
@@ -42,7 +43,18 @@ from ng12_common.criteria import (
 from ng12_common.served_recommendations import ServedRecommendation
 
 ClaimKind = Literal[
-    "threshold", "age", "interval", "urgency", "test", "action", "measure", "population", "joint", "universal"
+    "threshold",
+    "age",
+    "interval",
+    "urgency",
+    "test",
+    "action",
+    "measure",
+    "population",
+    "joint",
+    "universal",
+    "unnamed_test",
+    "excludes",
 ]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
@@ -51,7 +63,11 @@ _ASSERTS = re.compile(
     r"(?:(?:only|always|never|just|now|still|clearly|basically)\s+)?"
     r"(says?|said|states?|stated|recommends|recommended that|requires|mandates|advises|specifies|sets|lists|"
     r"puts|tells us|tells you to|wants|expects|insists|stipulates|demands|suggests that|calls for|allows|"
-    r"permits|restricts|limits|refers(?! to)|reserves|only covers)\b|"
+    r"permits|restricts|limits|refers(?! to)|reserves|only covers|gives(?: us| you| gps)?|lets us)\b|"
+    # a claim written as an equation or a label: "ng12 = refer if 55+", "NICE: CT for everyone"
+    r"\b(ng12|nice)\s*(=|->|:)\s*\w|"
+    # a tag question after the claim, wherever the message goes on: "..., correct? 52F, MSU clear"
+    r"[,;\-\u2013]\s*(is that |am i |that'?s )?(right|correct|true|yes|yeah)\s*\?|"
     r"\b(is it true|isn'?t it true|isn'?t it|am i right|correct me|confirm( that)?|i read|i heard|"
     r"i was told|i've been told|we were told|we were taught|i was taught|i learn[te]d|apparently|"
     r"is that (right|correct|true)|"
@@ -61,13 +77,13 @@ _ASSERTS = re.compile(
     r"\bwhich (recommendation|rec|section|part|paragraph|bit)\b.{0,30}\b(that|this|it|says?)\b|"
     r"\bwhere does (ng12|nice|it|the guideline) say\b|"
     r"\b(according to|as per|per|under|in line with|following|given|since|as|because) "
-    r"(ng12|nice|the guidelines?)(?:'s)?\b(?! (cover|define|mean))(?!\W*$)|"  # not "..., MRI per NICE?"
+    r"(ng12|nice|the guidelines?)(?:'s)?\b(?! (cover|define|mean))(?!\W*$)(?!\s*\?)|"  # not "MRI per NICE?"
     r"\b(since|as|given that|because) (ng12|nice|the guidelines?|it) (says?|recommends|states|requires)\b|"
     r"\b(does(n'?t| not)|didn'?t|did not) (ng12|nice|the guideline) (say|recommend|state|require)\b|"
     r"\b(surely|i thought|i believe|i understand|my understanding is|i remember)\b|"
-    r"\b(ng12|nice)'?s? ([\w+-]+ ){0,2}(threshold|cut-?off|age limit|rule|criterion|criteria|limit)\b|"
+    r"\b(ng12|nice)'?s? ([\w+-]+ ){0,2}(threshold|cut[- ]?off|age limit|rule|criterion|criteria|limit)\b|"
     r"\b(right|correct|yes|yeah|true|no)\s*\?\s*$|\b(isn'?t that|doesn'?t it|don'?t they|aren'?t they)\b|"
-    r"\bthe (\w+ )?(threshold|cut-?off|age limit)( for [\w\s-]{1,30})? (is|of)\b|"
+    r"\bthe (\w+ )?(threshold|cut[- ]?off|age limit)( for [\w\s-]{1,30})? (is|of)\b|"
     r"\bwhy does (ng12|nice|the guideline) (say|recommend|require)\b",
     re.IGNORECASE,
 )
@@ -139,10 +155,10 @@ _PATIENT_RESULT = re.compile(
     re.IGNORECASE,
 )
 _AGE_RULE = re.compile(
-    r"\b(?:over|above|older than|under|below|younger than|aged)\s+(\d{1,3})s?\b"
+    r"\b(?:over|above|older than|under|below|younger than|aged)\s+(\d{1,3})(?!\.\d)s?\b"
     r"(?!\s*(?:mm|cm|kg|%|years? old|"
     r"y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|ng|micrograms?|g/l|mmol|platelets?|x))(?:\s*(?:and|or)\s*(?:over|above|older|under))?|"
-    r"\b(\d{1,3})\s*(?:\+|and over|or over|and above|or older|and older|plus)\b|"
+    r"\b(\d{1,3})\s*(?:\+(?![\w.])|(?:and over|or over|and above|or older|and older|plus)\b)|"
     # "from age 50", "from the age of 60", "age 50 onwards"
     r"\bfrom (?:the )?age (?:of )?(\d{1,3})\b|\bage[ds]? (\d{1,3}) (?:onwards|upwards|and up)\b",
     re.IGNORECASE,
@@ -154,6 +170,9 @@ _RESULT_BEFORE = re.compile(
     r"[^.?!,;]{0,12}$",
     re.IGNORECASE,
 )
+#: "only"/"just" earlier in the same clause makes an age the only one NG12 allows ("X only triggers
+#: a 2WW from age 60": nothing below 60).
+_ONLY = re.compile(r"(?<!not )\b(only|just|solely|exclusively)\b[^.?!;,]*$", re.IGNORECASE)
 #: An age limit named as a rule without a test: "the (age) threshold for visible haematuria is 55"
 #: (a test's threshold, "the FIT cut-off is 20", is a `_THRESHOLD`).
 _AGE_LIMIT = re.compile(
@@ -170,16 +189,22 @@ _PATIENT_AGE = re.compile(
     r"(?:is |was |who is )?aged\s+(\d{1,3})\b|\b(?:he|she|they|patient|pt)\s+(?:is|'s|are|was)\s+(\d{1,3})\b",
     re.IGNORECASE,
 )
+_COUNT = r"\d+|one|two|three|four|six"
 _INTERVAL = re.compile(
-    r"\b(within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every)\s+"
-    r"(\d+|one|two|"
-    r"three|four|six)\s*(hours?|hrs?|days?|weeks?|wks?|months?|mths?|years?|yrs?)\b|"
+    r"\b(?P<word>within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every)\s+"
+    rf"(?P<count>{_COUNT})\s*(?P<qual>(?:working|business|calendar|clear)\s+)?"
+    r"(?P<span>hours?|hrs?|h|days?|weeks?|wks?|months?|mths?|years?|yrs?)\b|"
     # a duration named as a rule: "the 3-week rule", "NG12's 6-week cut-off" (a "3-week cough"
     # may be the patient's)
-    r"\b()(\d+|one|two|three|four|six)[- ](hour|day|week|month)s?\s+(?=(?:rule|criterion|cut-?off|threshold|"
-    r"limit|window|target)\b)",
+    rf"\b(?P<count2>{_COUNT})[- ](?P<span2>hour|day|week|month)s?\s+(?=(?:rule|criterion|cut-?off|threshold|"
+    r"limit|window|target)\b)|"
+    # working days are always a deadline, never how long a symptom lasted: "gives us 2 working days"
+    rf"\b(?P<count3>{_COUNT})\s+(?P<qual3>working|business)\s+(?P<span3>days?)\b",
     re.IGNORECASE,
 )
+#: A duration inside a condition ("only if they've been there over 6 weeks") is the rule's, even
+#: after "been" or "had".
+_CONDITION = re.compile(r"\b(if|unless|once|until|only when|provided)\b[^.?!,]{0,40}$", re.IGNORECASE)
 #: The patient's history: "has had a cough for 3 weeks", "lost weight over 2 months".
 _PATIENT_DURATION = re.compile(
     r"\b(has had|had|having|has been|been|lost|losing|gained|started|began|ongoing|going on)\b"
@@ -203,7 +228,7 @@ _ACTION = re.compile(
 )
 _ACTION_TEXT = {"very urgent": "very urgent", "non-urgent": "non-urgent", "routine referral": "non-urgent"}
 _SCAN = re.compile(rf"\b(?:an?\s+|the\s+)?({'|'.join(_SCANS.values())})\b", re.IGNORECASE)
-_UNITS = {"hr": "hour", "wk": "week", "mth": "month", "yr": "year"}
+_UNITS = {"hr": "hour", "h": "hour", "wk": "week", "mth": "month", "yr": "year"}
 _WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6"}
 
 
@@ -214,6 +239,8 @@ class Claim:
     value: str  # what NG12's text must contain: "20", "50", "6 weeks", "immediate", "ct"
     subject: str | None = None  # a threshold's test ("ca125"); an age's direction ("over", "under");
     # an interval's kind ("deadline": within 24 hours; "duration": for 3 weeks)
+    ages: tuple[int, int] | None = None  # the ages a threshold is claimed for ([60, 70): "60-69 year olds")
+    only: bool = False  # an age claimed as the only one ("only from age 60", "only if 55+")
 
 
 def is_injection(message: str) -> bool:
@@ -242,10 +269,40 @@ def _patient_ages(message: str) -> set[str]:
     return {next(g for g in m.groups() if g) for m in _PATIENT_AGE.finditer(message)}
 
 
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=\S)")
+#: What follows "so", "therefore" is the writer's own conclusion or plan ("..., so I'll refer
+#: routinely?"), not something claimed as NG12's.
+_CONCLUSION = re.compile(
+    r"(?:,\s*|\s+)(?:so|therefore|hence|which means)\b(?!\s+(?:that|as|long|far))[^.?!]*"
+)
+
+
+def claimed_text(message: str) -> str:
+    """The part of a message that asserts something as NG12's: the sentences that assert (with
+    the sentence before a bare tag such as "Is that right?" or "Which recommendation says
+    that?"), without the writer's conclusions ("so I'll refer routinely"). Sentences that only
+    describe the patient ("Mouth ulcer 4 weeks in a 39M.") are facts, not claims."""
+    sentences = _SENTENCE_END.split(message.strip())
+    kept: list[str] = []
+    for i, sentence in enumerate(sentences):
+        if not asserts_guideline(sentence):
+            continue
+        if i > 0 and len(re.findall(r"[A-Za-z0-9]+", sentence)) <= 5 and sentences[i - 1] not in kept:
+            kept.append(sentences[i - 1])
+        kept.append(sentence)
+    text = " ".join(kept) if kept else message
+    return _CONCLUSION.sub("", text)
+
+
 def claims(message: str) -> list[Claim]:
-    """The claims a message makes about NG12 (empty unless it asserts something as NG12's)."""
+    """The claims a message makes about NG12 (empty unless it asserts something as NG12's), read
+    from the part that asserts (`claimed_text`); a number the whole message gives as the
+    patient's stays a patient fact."""
     if not asserts_guideline(message):
         return []
+    patient_ages = _patient_ages(message)
+    named = _measured_tests(message)
+    message = claimed_text(message)
     out: list[Claim] = []
     taken: list[tuple[int, int]] = []
     for m in _THRESHOLD.finditer(message):
@@ -254,7 +311,9 @@ def claims(message: str) -> list[Claim]:
         key = _test_key(m.group("test"), _TEST_WORDS)
         out.append(Claim("threshold", m.group(0).strip(), m.group("num"), key))
         taken.append(m.span())
-    patient_ages = _patient_ages(message)
+    for claim, where in _named_thresholds(message, named, taken):
+        out.append(claim)
+        taken.append(where)
     for m in _AGE_RULE.finditer(message):
         value = next(g for g in m.groups() if g)
         if any(a <= m.start() < b for a, b in taken) or (
@@ -266,7 +325,8 @@ def claims(message: str) -> list[Claim]:
         if 0 < int(value) <= 120:
             word = m.group(0).lower()
             direction = "under" if re.match(r"(under|below|younger)", word) else "over"
-            out.append(Claim("age", m.group(0).strip(), value, direction))
+            only = _ONLY.search(message[max(0, m.start() - 60) : m.start()]) is not None
+            out.append(Claim("age", m.group(0).strip(), value, direction, only=only))
     for m in _AGE_LIMIT.finditer(message):
         value = m.group("num")
         tested = re.search(rf"\b({'|'.join(_TEST_WORDS.values())})\b", m.group("mid"), re.IGNORECASE)
@@ -276,14 +336,23 @@ def claims(message: str) -> list[Claim]:
             out.append(Claim("age", m.group(0).strip(), value, "over"))
             taken.append(m.span())
     for m in _INTERVAL.finditer(message):
-        if _PATIENT_DURATION.search(message[: m.start()]):
+        count: str
+        span: str
+        qual: str
+        before = message[: m.start()]
+        if _PATIENT_DURATION.search(before) and not _CONDITION.search(before):
             continue
-        word, count, span = (
-            (m.group(1), m.group(2), m.group(3)) if m.group(2) else ("", m.group(5), m.group(6))
+        said, count, span, qual = (
+            (m.group("word"), m.group("count"), m.group("span"), m.group("qual") or "")
+            if m.group("count")
+            else ("", m.group("count2"), m.group("span2"), "")
+            if m.group("count2")
+            else ("within", m.group("count3"), m.group("span3"), m.group("qual3"))
         )
         number = _WORD_NUMBERS.get(count.lower(), count)
         unit = _UNITS.get(span.lower().rstrip("s"), span.lower().rstrip("s"))
-        kind = "deadline" if word.lower() in ("within", "in", "after", "every") else "duration"
+        unit = f"{qual.strip().lower()} {unit}".strip()
+        kind = "deadline" if said.lower() in ("within", "in", "after", "every") else "duration"
         out.append(Claim("interval", m.group(0).strip(), f"{number} {unit}", kind))
     for m in _URGENCY.finditer(message):
         out.append(Claim("urgency", m.group(0), m.group(1).lower().removesuffix("ly")))
@@ -309,10 +378,152 @@ def claims(message: str) -> list[Claim]:
         )
         out.append(Claim("universal", said or m.group(0).strip(), "never" if never else "all"))
         break
-    for m in _POPULATION.finditer(message):  # checked only together with the other claims
-        group = "adults" if m.group(1).lower().startswith(("adult", "grown")) else "children"
+    for m, group in group_mentions(message):  # checked only together with the other claims
         out.append(Claim("population", m.group(0).strip(), group))
+    out += _unnamed_test_claims(message)
+    excluded = _EXCLUDES.search(message)
+    if excluded is not None:  # "a normal X-ray excludes cancer"
+        out.append(Claim("excludes", excluded.group(0).strip(), "excludes"))
     return out
+
+
+# --- thresholds stated apart from the test they belong to ------------------------------------------
+#: The unit NG12 states each measured test's threshold in (1.3.2 FIT "micrograms of haemoglobin per
+#: gram of faeces", 1.5.7 CA125 "IU/ml", table 1 PSA "micrograms/litre", 1.x platelets
+#: "x 10^9/litre"): a number with one of these units is that test's, wherever the test is named.
+_UNIT_TESTS: dict[str, str] = {
+    r"(?:µg|ug|mcg|micrograms?)\s*(?:/|per)\s*g(?:ram)?\b": "fit",
+    r"i?u/ml": "ca125",
+    r"(?:µg|ug|mcg|micrograms?)\s*/\s*l(?:itre)?\b|ng/ml": "psa",
+    r"x\s*10\^?9": "platelets",
+}
+_UNIT = rf"(?P<unit>{'|'.join(_UNIT_TESTS)})?"
+#: "the NG12 threshold for 2ww is 20 ug/g", "NICE cut off for arranging USS is 50"
+_THRESHOLD_WORD = re.compile(
+    r"\b(?:threshold|cut[- ]?off|trigger level)\b(?P<mid>[^.?!]{0,50}?)\b(?:is|was|are|were|be|of|=|at)\s+"
+    r"(?:above |over |at least |more than |greater than |>=? )?"
+    rf"(?P<num>\d+(?:\.\d+)?)(?!\s*(?:years?|y/?o|weeks?|days?|months?|hours?|mm|cm|kg|%))\s*{_UNIT}",
+    re.IGNORECASE,
+)
+#: "refer above 3.5": a compared number that is not an age (a decimal, or a test's unit).
+_COMPARED_VALUE = re.compile(
+    r"\b(?:above|over|more than|greater than|at least|>=?)\s+"
+    rf"(?P<num>\d+\.\d+(?!\s*(?:mm|cm|kg|%))|\d+(?=\s*(?:{'|'.join(_UNIT_TESTS)})))\s*{_UNIT}",
+    re.IGNORECASE,
+)
+#: The ages a threshold is claimed for: "for 60-69 year olds", "in 50 to 59s", "aged 70-79".
+_AGE_BAND = re.compile(
+    r"\b(?:for|in|at|aged|among)\s+(?:the\s+|people\s+|men\s+)?(\d{1,3})\s*(?:-|–|to)\s*(\d{1,3})\b", re.I
+)
+_MEASURED_WORD = re.compile(rf"\b({'|'.join(_TEST_WORDS.values())})\b", re.IGNORECASE)
+
+
+def _measured_tests(message: str) -> set[str]:
+    """The measured tests (PSA, FIT, CA125, platelets, ...) a message names anywhere."""
+    keys = {_test_key(m.group(1), _TEST_WORDS) for m in _MEASURED_WORD.finditer(message)}
+    return {k for k in keys if k is not None and k != "checklist score"}
+
+
+def _named_thresholds(
+    message: str, named: set[str], taken: list[tuple[int, int]]
+) -> list[tuple[Claim, tuple[int, int]]]:
+    """Thresholds stated apart from their test: the test is the one named between the threshold
+    word and the number, else the one the unit belongs to, else the only measured test the message
+    names ("FIT came back at 14. NG12 threshold for 2ww is 20 ug/g"). A threshold word with an age
+    ("the cut-off for dysphagia is 55", no test, no unit) is left to the age rules."""
+    out: list[tuple[Claim, tuple[int, int]]] = []
+    found = [*_THRESHOLD_WORD.finditer(message), *_COMPARED_VALUE.finditer(message)]
+    for m in found:
+        if any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
+            continue
+        before = message[: m.start()]
+        if _PATIENT_RESULT.search(before) and not asserts_guideline(before[-40:]):
+            continue
+        mid = m.groupdict().get("mid") or ""
+        in_mid = _measured_tests(mid)
+        unit = m.group("unit") or ""
+        by_unit = next((t for pat, t in _UNIT_TESTS.items() if unit and re.fullmatch(pat, unit, re.I)), None)
+        test = next(iter(in_mid), None) if len(in_mid) == 1 else by_unit
+        about_age = re.search(r"\bage\b", f"{message[max(0, m.start() - 5) : m.start()]}{mid}", re.I)
+        if test is None and len(named) == 1 and not about_age:
+            test = next(iter(named))
+        if test is None:
+            continue
+        band = _AGE_BAND.search(message, m.end(), min(len(message), m.end() + 40))
+        ages = (int(band.group(1)), int(band.group(2)) + 1) if band else None
+        # the span taken covers the age band too: "aged 50-59" is the threshold's, not an age rule
+        where = (m.start(), band.end() if band else m.end())
+        out.append((Claim("threshold", m.group(0).strip(), m.group("num"), test, ages), where))
+    return out
+
+
+def _band_holds(rec: ServedRecommendation, claim: Claim) -> bool | None:
+    """Whether an age-banded table (PSA by age, 1.6.3) gives the claimed value for the ages claimed
+    (None when the recommendation has no such table)."""
+    if rec.criteria is None or claim.ages is None:
+        return None
+    lo, hi = claim.ages
+    bands = [b for node in iter_nodes(rec.criteria) if isinstance(node, TestByAge) for b in node.bands]
+    if not bands:
+        return None
+    overlapping = [
+        b for b in bands if (b.age_gte is None or b.age_gte < hi) and (b.age_lt is None or lo < b.age_lt)
+    ]
+    return bool(overlapping) and all(
+        b.value is not None and f"{b.value:g}" == claim.value for b in overlapping
+    )
+
+
+# --- tests NG12 never names, and results claimed to exclude cancer ----------------------------------
+#: A test written as an abbreviation (CA19-9, CEA, AFP, LDH) in a test's place: after a verb of
+#: ordering or recommending ("recommends a CA19-9") or before a test word ("CEA level").
+_TEST_TOKEN = r"(?-i:[A-Z]{2,5}\s?-?\d{0,3}(?:-\d{1,2})?)"
+_UNNAMED_TEST = re.compile(
+    rf"\b(?:recommends?|recommended|offer|order|request|check|do|send|arrange|use|needs?|wants?)\s+"
+    rf"(?:an?\s+|the\s+|a\s+serum\s+)?(?P<a>{_TEST_TOKEN})(?![\w-])|"
+    rf"\b(?P<b>{_TEST_TOKEN})\s+(?:test|level|levels|assay|marker|blood test|cut-?off|threshold)\b",
+)
+#: Abbreviations that are not tests, or tests NG12 writes out (the claim check looks for them in
+#: NG12's text by their written-out form: `TESTS`).
+_NOT_A_TEST = re.compile(
+    r"(?i:ng\d+|nice|gp|nhs|a&e|ae|2ww|uk|ok|mdt|ers|pt|pts|ct|mri|cxr|uss|ogd|fbc|fit|qfit|psa|ca ?-?125|"
+    r"hb|plt|ldh?s?|it|i|ae)$"
+)
+
+
+def _unnamed_test_claims(message: str) -> list[Claim]:
+    """A test the message claims NG12 uses ("NG12 recommends a CA19-9"), checked by `check`
+    against the text of every recommendation: one NG12 never names is contradicted."""
+    out: list[Claim] = []
+    for m in _UNNAMED_TEST.finditer(message):
+        token = (m.group("a") or m.group("b") or "").strip()
+        if not token or _NOT_A_TEST.match(token) or _test_key(token, {**_SCANS, **_TEST_WORDS}):
+            continue
+        if token not in {c.value for c in out}:
+            out.append(Claim("unnamed_test", token, token))
+    return out
+
+
+#: "a normal X-ray excludes cancer", "negative FIT so cancer is ruled out"
+_EXCLUDES = re.compile(
+    r"\b(?:normal|negative|clear|unremarkable)\b[^.?!]{0,80}?\b(?:exclud\w*|rul(?:e|es|ed|ing) out)\b|"
+    r"\b(?:exclud\w*|rul(?:e|es|ed|ing) out)\b[^.?!]{0,60}?\b(?:normal|negative|clear)\b",
+    re.IGNORECASE,
+)
+_RULES_OUT = re.compile(r"\b(exclud\w*|rul(e|es|ed) out)\b[^.]{0,40}\bcancer", re.IGNORECASE)
+_FALSE_NEGATIVE = re.compile(r"false[- ]negative", re.IGNORECASE)
+
+
+def for_patient(recs: list[ServedRecommendation], age: int | None) -> list[ServedRecommendation]:
+    """The recommendations for the patient's age group: a claim about a 3-year-old is not made
+    by the adults' recommendation (NG12: children are under 16, adults 18 and over; young people
+    of 16 to 24 may use either pathway)."""
+    if age is None:
+        return recs
+
+    groups = (*age_groups(age), "any")
+    kept = [r for r in recs if str(r.population.get("age_group") or "any") in groups]
+    return kept or recs
 
 
 #: A rule claimed for everyone with the symptoms ("everyone with haemoptysis", "all patients with
@@ -335,7 +546,7 @@ _PROBE_AGES = {
 def universal_contradicted(
     found: list[Claim],
     for_symptoms: list[ServedRecommendation],
-    met_at: Callable[[ServedRecommendation, int], bool],
+    met_at: Callable[[int], Set[str]],
     wanted: set[str],
 ) -> Claim | None:
     """The universal claim ("everyone with X needs a CT", "never refer X under 50") NG12 does not
@@ -343,7 +554,8 @@ def universal_contradicted(
     "all": one of them (with the test, route or urgency claimed, if any) must apply at every age of
     the group claimed (within any age bound claimed), whatever else the patient has; "never": none
     of them may apply in the ages claimed. None when it holds, or no recommendation names the
-    symptoms (nothing to check against)."""
+    symptoms (nothing to check against). `met_at(age)`: the ids of the recommendations a patient
+    with only the symptoms named meets at that age (the caller evaluates each age once)."""
     universal = next((c for c in found if c.kind == "universal"), None)
     if universal is None or not for_symptoms:
         return None
@@ -363,7 +575,7 @@ def universal_contradicted(
         return None
     if not ages:
         return None
-    if any(all(met_at(r, age) for age in ages) for r in pool):
+    if any(all(r.id in met_at(age) for age in ages) for r in pool):
         return None
     return universal
 
@@ -379,10 +591,6 @@ def _ages_with_allow(rec: ServedRecommendation, wanted: set[str], ages: tuple[in
     return False
 
 
-#: The group a rule is claimed for ("for adults", "kids with ...").
-_POPULATION = re.compile(
-    r"\b(adults?|grown-?ups|child(?:ren)?|kids?|paediatric|young people)\b", re.IGNORECASE
-)
 #: Claims checked together: each may be NG12's, but not all of them in one recommendation ("a CT for
 #: weight loss over 40": NG12 has weight loss at 40 and over (FIT, X-ray) and a CT at 60 and over).
 _JOINT = ("age", "test", "interval", "action", "urgency", "population")
@@ -440,7 +648,7 @@ def _contains(text: str, claim: Claim) -> bool:
             pattern = rf"\b(aged {n}|{n} and over|{n} or over|over {n}|under {n}|{n} years)\b"
         return re.search(pattern, t) is not None
     if claim.kind == "interval":
-        number, unit = claim.value.split(" ")
+        number, unit = claim.value.split(" ", 1)
         amount = rf"{re.escape(number)}\s*{re.escape(unit)}s?\b"
         if claim.subject == "deadline":  # "within 24 hours": a time by which something is done
             return re.search(rf"\b(within|in|before|by)\s+{amount}", t) is not None
@@ -516,6 +724,19 @@ def _age_bound_to(claim: Claim, recs: list[ServedRecommendation], wanted: set[st
     return any((claim.subject, claim.value) in ages for ages in paths)
 
 
+def _lower_age_allowed(
+    claim: Claim, found: list[Claim], recs: list[ServedRecommendation], wanted: set[str]
+) -> bool:
+    """An age claimed as the only one ("visible haematuria only triggers a 2WW from age 60") is
+    contradicted when a recommendation on the symptoms (with the test, route or urgency claimed)
+    puts them with a lower age, or with none: 1.6.4's "aged 45 and over" for visible haematuria."""
+    named = [c for c in found if c.kind in ("test", "action", "urgency")]
+    pool = [r for r in recs if r.criteria is not None and all(_contains(r.text, c) for c in named)]
+    paths = [a for r in pool for a in _ages_with(r.criteria, wanted)] if pool else []  # type: ignore[arg-type]
+    bound = int(claim.value)
+    return any(all(not (d == "over" and int(v) >= bound) for d, v in path) for path in paths)
+
+
 def check(
     found: list[Claim],
     retrieved: list[ServedRecommendation],
@@ -535,6 +756,16 @@ def check(
     for claim in found:
         if claim.kind in ("population", "universal") or (never and claim.kind == "age"):
             continue
+        if claim.kind == "unnamed_test":  # NG12 must name the test somewhere
+            named_in = re.compile(rf"(?<![\w-]){re.escape(claim.value)}(?![\w-])", re.IGNORECASE)
+            if not any(named_in.search(r.text) for r in every):
+                contradicted.append(claim)
+            continue
+        if claim.kind == "excludes":  # NG12 never says a normal result excludes cancer
+            if not any(_RULES_OUT.search(r.text) for r in every):
+                contradicted.append(claim)
+                quoted += [r for r in every if _FALSE_NEGATIVE.search(r.text) and r not in quoted]
+            continue
         if claim.kind in ("action", "urgency") and for_symptoms:
             if not any(_contains(r.text, claim) for r in for_symptoms):
                 contradicted.append(claim)
@@ -542,6 +773,12 @@ def check(
             continue
         pool = [r for r in every if _about(r, claim)] if claim.kind == "threshold" and claim.subject else []
         if claim.kind == "threshold" and pool:
+            banded = [b for b in (_band_holds(r, claim) for r in pool) if b is not None]
+            if banded:  # a value claimed for an age band: the table's band for those ages decides
+                if not any(banded):
+                    contradicted.append(claim)
+                    quoted += [r for r in pool if _table_values(r) and r not in quoted]
+                continue
             if not any(_contains(f"{r.text} {_table_values(r)}", claim) for r in pool):
                 contradicted.append(claim)
                 stated = [r for r in pool if _MEASURE.search(r.text) or _table_values(r)]
@@ -555,6 +792,11 @@ def check(
             if claim.kind in ("age", "interval", "test", "measure") and for_symptoms
             else retrieved
         )
+        if claim.kind == "age" and claim.only and claim.subject == "over" and for_symptoms:
+            if _lower_age_allowed(claim, found, for_symptoms, wanted or set()):
+                contradicted.append(claim)
+                quoted += [r for r in for_symptoms if r not in quoted]
+                continue
         bound = _age_bound_to(claim, pool, wanted or set()) if claim.kind == "age" and for_symptoms else None
         if bound is False or (bound is None and not any(_contains(r.text, claim) for r in pool)):
             contradicted.append(claim)
@@ -574,7 +816,14 @@ def check(
 
 
 def describe(contradicted: list[Claim]) -> str:
-    parts = [c.text + " together" if c.kind == "joint" else f'"{c.text}"' for c in contradicted]
+    parts = [
+        c.text + " together"
+        if c.kind == "joint"
+        else f'"{c.text}" (it never mentions {c.text})'
+        if c.kind == "unnamed_test"
+        else f'"{c.text}"'
+        for c in contradicted
+    ]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" or {parts[-1]}"
 
 
@@ -586,7 +835,7 @@ def claimed_details(message: str) -> list[str]:
     return [
         c.value.split(" ")[0] if c.kind == "interval" else c.value
         for c in claims(message)
-        if c.kind not in ("test", "universal")
+        if c.kind not in ("test", "universal", "unnamed_test", "excludes")
     ]
 
 

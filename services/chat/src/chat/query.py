@@ -88,6 +88,10 @@ _PROCESS = re.compile(
     r"(criteria|threshold) (are |is )?not met|below the (referral )?threshold|"
     r"responsib\w*|chas(e|es|ing)|acts? on the results?|who (reviews|checks)|"
     r"referral (letter|correspondence)|include in the referral|working day|"
+    # how soon a referral is sent, and getting a person seen sooner (1.16.3, 1.16.8)
+    r"referral\b.{0,40}\b(be sent|sent off|go(es)? off|be submitted|be made|be done)|"
+    r"(send|submit)(ting)? (the|a|my) referral|"
+    r"seen (faster|sooner|quicker|more (quickly|urgently))|expedit\w*|"
     r"additional (support )?needs|personal circumstances|deaf|blind|learning disabilit\w*|"
     r"interpreter|lives alone|housebound|dementia|carers?)\b",
     re.IGNORECASE,

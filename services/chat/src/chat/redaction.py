@@ -1,44 +1,39 @@
-"""Personal data redaction for what the chat service stores and logs.
+"""Personal data removed from what chat stores, logs or sends to a remote model.
 
-Names after an introducing phrase ("patient John Smith", "my name is ..."), NHS numbers
-(10 digits, optionally spaced or hyphenated 3-3-4), dates (of birth or otherwise, numeric or
-with a month name), UK phone numbers and e-mail addresses are replaced by a bracketed label.
-Clinical content (ages, durations, test values) is left as it is.
+Chat uses the system's one redactor, `ng12_common.redaction` (presidio's recognisers: NHS numbers,
+postcodes, phone numbers, e-mail addresses, names after a title or cue, dates), the same one the
+gateway applies to every message before chat sees it, so a stored turn carries the same labels
+(`<UK_NHS>`, `<PERSON>`, `<DATE>`) whichever way the message came in; redacting redacted text
+changes nothing. The analyser is synchronous: `redact` runs it in a worker thread, off the event
+loop. Its engine is built once per process (a few seconds), at start-up (`warm`). A turn's message
+is redacted once (chat.graph's first node); when the redactor fails the turn is answered 503
+(`RedactorUnavailable`) and nothing is stored, rather than storing unredacted text.
 """
 
 from __future__ import annotations
 
-import re
+import asyncio
 
-_MONTHS = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("[email]", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
-    ("[NHS number]", re.compile(r"(?<![\d+])\d{3}[ -]?\d{3}[ -]?\d{4}(?![\d])")),
-    ("[phone]", re.compile(r"(?:\+44\s?\(?0?\)?\s?|\b0)\d{2,4}[\s-]?\d{3,4}[\s-]?\d{3,4}\b")),
-    ("[date]", re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")),
-    ("[date]", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
-    ("[date]", re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}\.?,?\s+\d{{4}}\b", re.IGNORECASE)),
-    ("[date]", re.compile(rf"\b{_MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b", re.IGNORECASE)),
-]
-_NAME_INTRO = re.compile(
-    r"\b((?i:my name is|name is|named|called|patient|mr|mrs|ms|miss|dr))\.?\s+"
-    r"((?:[A-Z][a-z'-]+)(?:\s+[A-Z][a-z'-]+){0,2})"
-)
-_DOB = re.compile(r"\b(dob|d\.o\.b\.?|date of birth|born on|born)\s*:?\s*(\S+(?:\s+\S+){0,2})", re.IGNORECASE)
+from ng12_common.redaction import shared_redactor
 
 
-def _name(match: re.Match[str]) -> str:
-    return f"{match.group(1)} [name]"
+class RedactorUnavailable(Exception):
+    """The personal-data redactor failed: nothing is stored or sent on unredacted."""
 
 
-def redact(text: str) -> str:
-    """The text with personal identifiers replaced by labels such as [NHS number]."""
-    out = text
-    for label, pattern in _PATTERNS:
-        out = pattern.sub(label, out)
-    out = _DOB.sub(lambda m: f"{m.group(1)} [date]" if "[date]" not in m.group(2) else m.group(0), out)
-    out = _NAME_INTRO.sub(_name, out)
-    return out
+async def redact(text: str) -> str:
+    """The text with personal identifiers replaced by their type (`<UK_NHS>`)."""
+    if not text:
+        return text
+    try:
+        return await asyncio.to_thread(shared_redactor().redact, text)
+    except Exception as exc:  # noqa: BLE001 - any analyser failure means the text cannot be kept
+        raise RedactorUnavailable(
+            f"the personal-data redactor failed ({type(exc).__name__}); the message was not stored, "
+            "retry, and if it persists check the chat service's /readyz"
+        ) from exc
+
+
+async def warm() -> None:
+    """Build the analyser engine (start-up), so that no turn waits for it."""
+    await asyncio.to_thread(shared_redactor().engine)

@@ -13,9 +13,10 @@ per index version at start-up (batches of at most 256 texts), the model fitted i
 each new message costs one `Embed(as_query=True)`, whose vector Search then reuses from
 retrieval's query cache (the same normalised text). The prediction itself is a 6 x 384 product.
 
-A message is out of scope when P(in_scope) < `IN_SCOPE_THRESHOLD`; its kind is then the most
-probable other class. The threshold is calibrated on a held-out fifth of the training set
-(`python bench/calibrate_scope.py`; docs/chat.md has the figures). Rules stay on top of it
+A message is out of scope when P(in_scope) < `IN_SCOPE_THRESHOLD` (`CONTEXT_THRESHOLD` for the
+next question of a conversation); its kind is then the most probable other class. Both thresholds
+and C are calibrated by 5-fold cross-validation over the training set (`make calibrate-scope`,
+bench/calibrate_scope.py; docs/chat.md has the figures). Rules stay on top of it
 (chat.guardrails: emergencies, prompt injection, smalltalk, mixed requests).
 """
 
@@ -46,13 +47,14 @@ SCOPE_KINDS: tuple[ScopeKind, ...] = (
     "other_guideline",
     "non_medical",
 )
-#: Out of scope when P(in_scope) falls below this (calibrated: docs/chat.md, bench/calibrate_scope.py).
-IN_SCOPE_THRESHOLD = 0.15
-#: In a conversation (a session with earlier turns) the next question is more likely about NG12:
-#: out of scope only when the classifier is confident, P(in_scope) below this (the cross-validated
-#: false refusal rate at 0.10 is 0.8%, bench/calibrate_scope.py).
-CONTEXT_THRESHOLD = 0.10
-#: Regularisation of the logistic regression (inverse strength), chosen with the threshold.
+#: Out of scope when P(in_scope) falls below this: the largest threshold whose cross-validated
+#: false refusal rate is at most 1% (0.9% on the 1411 questions; docs/chat.md, `make calibrate-scope`).
+IN_SCOPE_THRESHOLD = 0.10
+#: In a conversation (a session with earlier turns) the next question is refused only at a stricter
+#: threshold: a refusal mid-conversation breaks it, and what follows a grounded answer is more often
+#: about NG12. Calibrated like IN_SCOPE_THRESHOLD with a 0.5% target (cross-validated 0.4%).
+CONTEXT_THRESHOLD = 0.05
+#: Regularisation of the logistic regression (inverse strength), chosen with the thresholds.
 REGULARISATION_C = 30.0
 EMBED_BATCH = 256  # the Embed RPC's limit per call
 CACHE_SIZE = 4096  # decisions kept per index version, by message text

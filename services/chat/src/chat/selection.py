@@ -20,9 +20,19 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from chat.clinical import ClinicalState
+from chat.group_words import age_groups, groups_named
 from chat.knowledge import Knowledge
 from chat.premise import named_tests
-from ng12_common.criteria import AgeBelow, Gap, evaluate_all, parse_criteria, referenced_concepts
+from ng12_common.criteria import (
+    AgeBelow,
+    AgeGte,
+    AtomResult,
+    Gap,
+    evaluate_all,
+    iter_nodes,
+    parse_criteria,
+    referenced_concepts,
+)
 from ng12_common.criteria_index import patient_concepts
 from ng12_common.served_recommendations import ServedRecommendation
 
@@ -41,13 +51,6 @@ _ACTIONS = {
 #: Safety netting asked about for a site: that site's advice to return or be reviewed (1.5.4).
 _SAFETY_NET = re.compile(r"\bsafety[- ]?net\w*", re.I)
 _SAFETY_NET_TEXT = re.compile(r"safety netting|\breturn to\b|\breview\b|\bre-?evaluat", re.I)
-#: NG12's age groups (Terms used in this guideline): children from birth to 15 years, young people
-#: 16 to 24; recommendations for adults and for children and young people are separate.
-_GROUPS_FOR_AGE = (
-    (16, ("children", "children_and_young_people")),
-    (18, ("children_and_young_people",)),
-    (25, ("children_and_young_people", "adults")),
-)
 
 
 @dataclass
@@ -55,6 +58,9 @@ class NearMiss:
     rec: ServedRecommendation
     threshold: int
     age: int
+    #: met at the threshold only through the branch of an "any of" that has the patient's symptoms
+    #: (1.4.1's nipple changes at 50 and over; its breast lump goes with 30 and over)
+    by_branch: bool = False
 
 
 @dataclass
@@ -62,17 +68,54 @@ class Selection:
     recs: list[tuple[ServedRecommendation, float]] = field(default_factory=list)
     met: set[str] = field(default_factory=set)
     near_misses: list[NearMiss] = field(default_factory=list)
+    #: rec id -> the criterion the patient meets, in words ("aged 50 and over with unexplained
+    #: rectal bleeding"), for the met recommendations whose criteria say more than another's
+    met_by: dict[str, str] = field(default_factory=dict)
 
 
-def _evaluate(state: ClinicalState, knowledge: Knowledge, candidates: list[str]) -> dict[str, list[Gap]]:
+def _evaluate(
+    state: ClinicalState, knowledge: Knowledge, candidates: list[str]
+) -> tuple[dict[str, list[Gap]], dict[str, str]]:
     """rec id -> its typed gaps (empty when met), for the retrieved candidates and every other
-    rec whose criteria this patient can meet (CriteriaIndex: the others cannot be met)."""
+    rec whose criteria this patient can meet (CriteriaIndex: the others cannot be met); and for
+    the met ones, the criterion met in words."""
     if not state.symptoms:
-        return {}
+        return {}, {}
     facts = state.to_facts()
     wanted = knowledge.index.relevant(patient_concepts(facts), also=candidates)
     results = evaluate_all(facts, knowledge.context, only=wanted)
-    return {rid: ([] if r.met else r.gaps) for rid, r in results.items()}
+    met_by = {rid: words for rid, r in results.items() if r.met and (words := met_in_words(r.satisfied))}
+    return {rid: ([] if r.met else r.gaps) for rid, r in results.items()}, met_by
+
+
+def met_in_words(satisfied: list[AtomResult]) -> str:
+    """The criterion a patient meets, as NG12 words an age and what goes with it: "aged 50 and
+    over with unexplained rectal bleeding" (the highest lower age bound and the lowest upper one
+    met, then each symptom, finding or test met). Empty when only another recommendation's
+    criteria were met (1.3.4: "1.3.1 applies")."""
+    over = max((_bound(a.requirement) for a in satisfied if a.op == "age_gte"), default=None)
+    under = min((_bound(a.requirement) for a in satisfied if a.op == "age_lt"), default=None)
+    things = list(dict.fromkeys(a.requirement for a in satisfied if a.op in _MET_WORDS))
+    if not things:
+        return ""
+    if over is not None and under is not None:
+        age = f"aged {over} to {under - 1}"
+    elif over is not None:
+        age = f"aged {over} and over"
+    else:
+        age = f"aged under {under}" if under is not None else ""
+    listed = ", ".join(things[:-1]) + (" and " if len(things) > 1 else "") + things[-1]
+    return f"{age} with {listed}" if age else listed
+
+
+def _bound(requirement: str) -> int:
+    """The age in an age atom's requirement ("age ≥ 40" -> 40)."""
+    found = re.search(r"\d+", requirement)
+    return int(found.group(0)) if found else 0
+
+
+#: Criterion atoms named when saying what a patient meets (not sex, not "another recommendation").
+_MET_WORDS = ("symptom", "finding", "test", "test_by_age", "ever_smoked", "history")
 
 
 def asked_for(
@@ -130,9 +173,10 @@ def select(
     sel = Selection()
     # retrieved candidates are evaluated too when an age is known: they may be near misses on age
     near_miss_ids = [r.id for r, _ in ranked] if turn.age is not None else []
-    evaluation = _evaluate(turn, knowledge, near_miss_ids) if knowledge else {}
+    evaluation, met_by = _evaluate(turn, knowledge, near_miss_ids) if knowledge else ({}, {})
     met = [rid for rid, missing in evaluation.items() if not missing]
     sel.met = set(met)
+    sel.met_by = met_by
     if turn.cancer_sites:
         on_site = [(r, s) for r, s in ranked if r.cancer_site in turn.cancer_sites]
         if on_site:
@@ -149,7 +193,7 @@ def select(
         # recommendations for another age group than the patient's are dropped, unless they are
         # all the question found ("17yo with an abdominal mass - do the neuroblastoma recs
         # apply?": 1.12.1 is for children, and the answer says so)
-        kept = [(r, s) for r, s in kept if _age_ok(r, turn.age)] or kept
+        kept = [(r, s) for r, s in kept if age_ok(r, turn.age)] or kept
     named_group = groups_named(text) if turn.age is None else None
     if named_group:  # "adult with ...", "a child with ...": that group's recommendations
         kept = [
@@ -175,7 +219,16 @@ def select(
             gaps = _age_gaps(missing)
             # a near miss fails ONLY on age: "Age 58 does not meet the 60 and over criterion"
             # must not be said of a recommendation whose other criteria are not met either
-            if rec.id in sel.met or not gaps:
+            if rec.id in sel.met or rec.id not in evaluation:
+                continue
+            if not gaps:
+                # the evaluator reports one failing branch of an "any of" (1.4.1: the breast lump
+                # at 30 and over, not the nipple changes at 50 and over): a near miss too if the
+                # patient, as described, would meet it at one of its age thresholds above theirs
+                older = sorted({t for t in _age_thresholds(rec) if t > turn.age})
+                at = _met_at_age(turn, knowledge, rec.id, older) if older else None
+                if at is not None:
+                    sel.near_misses.append(NearMiss(rec, at, turn.age, by_branch=True))
                 continue
             threshold, age = gaps[0]
             if len(gaps) != len(missing):
@@ -187,23 +240,20 @@ def select(
                     continue
                 threshold = at
             if age == turn.age:
-                sel.near_misses.append(NearMiss(rec, threshold, age))
+                sel.near_misses.append(NearMiss(rec, threshold, age, by_branch=len(gaps) != len(missing)))
+    # a near miss is shown as not met for this patient, not also among what the answer presents
+    missed = {m.rec.id for m in sel.near_misses}
+    presented = [(r, s) for r, s in sel.recs if r.id not in missed]
+    if missed and presented:
+        sel.recs = presented
     return sel
 
 
-_ADULT_WORDS = re.compile(r"\b(adults?|grown-?ups?)\b", re.I)
-_CHILD_WORDS = re.compile(
-    r"\b(child(ren)?|kids?|paediatric|pediatric|infants?|babies|baby|toddlers?|boy|girl|son|daughter)\b", re.I
-)
-
-
-def groups_named(text: str) -> tuple[str, ...] | None:
-    """NG12's age groups a question names without an age ("adult with ...": adults; "a child
-    with ...": children and young people), or None when it names both or neither."""
-    adult, child = bool(_ADULT_WORDS.search(text)), bool(_CHILD_WORDS.search(text))
-    if adult == child:
-        return None
-    return ("adults",) if adult else ("children", "children_and_young_people")
+def _age_thresholds(rec: ServedRecommendation) -> list[int]:
+    """The "aged N and over" thresholds anywhere in the recommendation's criteria."""
+    if rec.criteria is None:
+        return []
+    return [int(node.value) for node in iter_nodes(rec.criteria) if isinstance(node, AgeGte)]
 
 
 def _other_symptoms(rec: ServedRecommendation, wanted: set[str]) -> bool:
@@ -226,14 +276,6 @@ def _met_at_age(
         if result is not None and result.met:
             return threshold
     return None
-
-
-def age_groups(age: int) -> tuple[str, ...]:
-    """NG12's age groups a person of this age belongs to ("any" always)."""
-    for below, groups in _GROUPS_FOR_AGE:
-        if age < below:
-            return groups
-    return ("adults",)
 
 
 def _words(text: str) -> list[str]:
@@ -282,7 +324,8 @@ def _other_pathway(
     return out[: max(top_k, len(recs))]
 
 
-def _age_ok(rec: ServedRecommendation, age: int) -> bool:
+def age_ok(rec: ServedRecommendation, age: int) -> bool:
+    """The recommendation's population admits a person of this age (no bound: any age)."""
     lo, hi = rec.population.get("min_age"), rec.population.get("max_age_exclusive")
     return (lo is None or age >= lo) and (hi is None or age < hi)
 
