@@ -42,14 +42,15 @@ eval-dev: $(STAMP) ## score the development cases in ../shared/eval-dev
 eval-blind: $(STAMP) ## the LOCKED blind sets through the gateway (score only when the work is done)
 	$(PY) bench/eval_blind.py --part locked
 
-eval-blind-dev: $(STAMP) ## the development parts of the blind sets (dev, dev2), one line per case
+eval-blind-dev: $(STAMP) ## the development parts of the blind sets (dev, dev2, dev3), one line per case
 	$(PY) bench/eval_blind.py --part dev -v
 	$(PY) bench/eval_blind.py --part dev2 -v
+	$(PY) bench/eval_blind.py --part dev3 -v
 
 calibrate-tier3: $(STAMP) ## recalibrate the semantic tier's threshold (writes assessment/data/semantic_calibration.json)
 	$(PY) bench/calibrate_tier3.py --write
 
-calibrate-scope: $(STAMP) ## recalibrate chat's scope classifier on a held-out fifth of its training set (prints C and threshold; set them in chat/scope.py)
+calibrate-scope: $(STAMP) ## recalibrate chat's scope classifier by 5-fold cross-validation of its training set (prints C and both thresholds; set them in chat/scope.py)
 	$(PY) bench/calibrate_scope.py
 
 eval-retrieval: $(STAMP) ## recall@k / MRR of retrieval configurations on the development cases

@@ -85,7 +85,10 @@ def _print_assessment(label: str, r: dict[str, Any]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=["dev", "dev2", "locked"], default="locked", help="dev2: the second development set"
+        "--part",
+        choices=["dev", "dev2", "dev3", "locked"],
+        default="locked",
+        help="dev2, dev3: the second and third development sets",
     )
     parser.add_argument("--only", choices=["assessment", "chat", "both"], default="both")
     parser.add_argument("--base-url", help="score a running gateway instead of starting the stack")
