@@ -282,7 +282,7 @@ def test_claims_are_read_by_direction_and_kind() -> None:
 
 
 def test_scope_training_set_has_no_blind_development_question() -> None:
-    """No training question is a development question, nor a close rewording of one (difflib
+    """No training question is a blind-set question, nor a close rewording of one (difflib
     ratio 0.85 on normalised words: "what are the age-specific PSA cut-offs in NG12" against
     "... thresholds in NG12")."""
     from difflib import SequenceMatcher
@@ -300,8 +300,8 @@ def test_scope_training_set_has_no_blind_development_question() -> None:
     folder = Path(__file__).resolve().parents[3] / "eval" / "blind"
     blind = [
         norm(t["user"])
-        for name in ("chat_dev.json", "chat_dev2.json", "chat_dev3.json")
-        for case in json.loads((folder / name).read_text(encoding="utf-8"))
+        for path in sorted(folder.glob("chat_*.json"))  # every blind set, locked ones included
+        for case in json.loads(path.read_text(encoding="utf-8"))
         for t in case["turns"]
     ]
     near = [e.text for e in load_examples() if any(close(norm(e.text), b) for b in blind)]
