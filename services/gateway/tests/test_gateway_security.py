@@ -135,6 +135,27 @@ def test_production_refuses_local_accounts_unless_enabled(tmp_path: Path) -> Non
         GatewaySettings(**{**base, "auth_jwt_secret": "short"}, auth_local_accounts=True)
 
 
+def test_oidc_role_map_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OIDC_ROLE_MAP is a JSON object; empty (the compose and Kubernetes default) is no map."""
+    from pydantic import ValidationError
+
+    from gateway.settings import GatewaySettings
+
+    base = {
+        "assessment_url": "http://a",
+        "chat_url": "http://c",
+        "retrieval_addr": "r:1",
+        "redis_url": "redis://x",
+    }
+    monkeypatch.setenv("OIDC_ROLE_MAP", "")
+    assert GatewaySettings(**base).oidc_role_map == {}
+    monkeypatch.setenv("OIDC_ROLE_MAP", '{"NG12.Clinician": "clinician"}')
+    assert GatewaySettings(**base).oidc_role_map == {"NG12.Clinician": "clinician"}
+    monkeypatch.setenv("OIDC_ROLE_MAP", "NG12.Clinician=clinician")
+    with pytest.raises(ValidationError, match="must be a JSON object"):
+        GatewaySettings(**base)
+
+
 def test_a_bad_configuration_never_prints_a_secret(tmp_path: Path) -> None:
     """`python -m gateway` with a database URL it refuses and an over-long JWT secret: it stops
     naming both variables, with the URL's password masked and the secret not shown at all."""
