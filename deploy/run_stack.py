@@ -11,7 +11,10 @@ enough). Ctrl-C (or SIGTERM) stops every process it started.
 Overrides (environment): PORT (gateway), ASSESSMENT_PORT, CHAT_PORT, RETRIEVAL_PORT,
 RETRIEVAL_METRICS_PORT, WORKER_METRICS_PORT, GATEWAY_METRICS_PORT, REDIS_URL, NG12_PDF, VAR_DIR
 (state: chroma, kb, logs, auth, the gateway database; default var/), LOG_LEVEL, ENVIRONMENT,
-READY_TIMEOUT (seconds), OTEL_EXPORTER_OTLP_ENDPOINT (traces to an OTLP/gRPC collector).
+READY_TIMEOUT (seconds), OTEL_EXPORTER_OTLP_ENDPOINT (traces to an OTLP/gRPC collector). Any
+other key of deploy/stack_spec.py set in the environment (GEMINI_ENABLED, HTTP_WORKERS,
+OIDC_ISSUER...) is passed to every service that has it; ports, addresses, paths under VAR_DIR
+and the retrieval service token are always the launcher's own (services listen on 127.0.0.1).
 On first start the gateway creates the local accounts `clinician` and
 `admin` and writes their passwords once to VAR_DIR/auth/initial-passwords.txt.
 
@@ -31,6 +34,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -96,11 +100,17 @@ class StackConfig:
         )
 
 
-def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
-    """The environment of one service: exactly the spec's keys, with this config's values."""
+def service_env(name: str, cfg: StackConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of one service: exactly the spec's keys. The ones this launcher computes
+    (ports, addresses, paths under VAR_DIR, the service token, ENVIRONMENT, LOG_LEVEL...) have
+    this config's values; any other key takes its value from `environ` (default: this process's
+    environment, so `GEMINI_ENABLED=true make run` works), else the spec's default."""
     spec = stack_spec.service(name)
+    shell = os.environ if environ is None else environ
     retrieval_addr = f"127.0.0.1:{cfg.retrieval_port}"
     values = {
+        "HOST": "127.0.0.1",  # make run listens on loopback only
+        "GRPC_HOST": "127.0.0.1",
         "ENVIRONMENT": cfg.environment,
         "LOG_LEVEL": cfg.log_level,
         "GRPC_PORT": str(cfg.retrieval_port),
@@ -131,7 +141,7 @@ def service_env(name: str, cfg: StackConfig) -> dict[str, str]:
     if name == "gateway":
         values["METRICS_PORT"] = str(cfg.gateway_metrics_port)
     keys = {**stack_spec.COMMON_ENV, **spec.env}
-    env = {k: values.get(k, default) for k, default in keys.items()}
+    env = {k: values[k] if k in values else shell.get(k, default) for k, default in keys.items()}
     env.update(cfg.extra_env.get(name, {}))
     return env
 

@@ -152,12 +152,16 @@ SERVICES: tuple[ServiceSpec, ...] = (
             "OIDC_ISSUER": "",
             "OIDC_AUDIENCE": "",
             "OIDC_ROLES_CLAIM": "roles",
+            "OIDC_USER_CLAIM": "sub",
+            "OIDC_ROLE_MAP": "",  # JSON object; empty: the provider's role names are ours
+            "OIDC_JWKS_URL": "",  # empty: from the issuer's discovery document
             "GATEWAY_DATABASE_URL": "sqlite:///var/gateway/gateway.sqlite3",
             "AUDIT_RETENTION_DAYS": "3650",
             "RATE_LIMIT_USER": "300/minute",
             "RATE_LIMIT_CHAT": "30/minute",
             "RATE_LIMIT_INGESTION": "10/hour",
             "CORS_ALLOW_ORIGINS": "",
+            "TRUSTED_PROXY_HOPS": "0",  # make run: no proxy; compose and Kubernetes: 1 (TLS proxy in front)
             "RETRIEVAL_SERVICE_TOKEN": "",
             "UPLOAD_DIR": "var/uploads",
         },

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -130,6 +133,49 @@ def test_production_refuses_local_accounts_unless_enabled(tmp_path: Path) -> Non
     assert not oidc.local_accounts_enabled
     with pytest.raises(ValidationError, match="AUTH_JWT_SECRET"):
         GatewaySettings(**{**base, "auth_jwt_secret": "short"}, auth_local_accounts=True)
+
+
+def test_oidc_role_map_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OIDC_ROLE_MAP is a JSON object; empty (the compose and Kubernetes default) is no map."""
+    from pydantic import ValidationError
+
+    from gateway.settings import GatewaySettings
+
+    base = {
+        "assessment_url": "http://a",
+        "chat_url": "http://c",
+        "retrieval_addr": "r:1",
+        "redis_url": "redis://x",
+    }
+    monkeypatch.setenv("OIDC_ROLE_MAP", "")
+    assert GatewaySettings(**base).oidc_role_map == {}
+    monkeypatch.setenv("OIDC_ROLE_MAP", '{"NG12.Clinician": "clinician"}')
+    assert GatewaySettings(**base).oidc_role_map == {"NG12.Clinician": "clinician"}
+    monkeypatch.setenv("OIDC_ROLE_MAP", "NG12.Clinician=clinician")
+    with pytest.raises(ValidationError, match="must be a JSON object"):
+        GatewaySettings(**base)
+
+
+def test_a_bad_configuration_never_prints_a_secret(tmp_path: Path) -> None:
+    """`python -m gateway` with a database URL it refuses and an over-long JWT secret: it stops
+    naming both variables, with the URL's password masked and the secret not shown at all."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "ASSESSMENT_URL": "http://127.0.0.1:1",
+        "CHAT_URL": "http://127.0.0.1:1",
+        "RETRIEVAL_ADDR": "127.0.0.1:1",
+        "REDIS_URL": "redis://127.0.0.1:1/0",
+        "GATEWAY_DATABASE_URL": "postgres://ng12:S3CRETPASS@postgres:5432/ng12",  # not postgresql://
+        "AUTH_JWT_SECRET": "k" * 600 + "SECRETTAIL",  # over max_length
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert "GATEWAY_DATABASE_URL" in done.stderr and "AUTH_JWT_SECRET" in done.stderr
+    assert "postgres://ng12:***@postgres:5432/ng12" in done.stderr
+    assert "S3CRETPASS" not in done.stderr + done.stdout
+    assert "SECRETTAIL" not in done.stderr + done.stdout and "kkkk" not in done.stderr
 
 
 # --- OIDC against a real JWKS endpoint ------------------------------------------------------------

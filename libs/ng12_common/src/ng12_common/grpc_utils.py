@@ -89,15 +89,12 @@ class ServiceTokenInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
 
 def _deny(method: str) -> grpc.RpcMethodHandler:
-    async def abort_unary(_: Any, context: grpc.aio.ServicerContext) -> None:
+    async def abort(_: Any, context: grpc.aio.ServicerContext) -> None:
         await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs the retrieval service token")
 
-    async def abort_stream(_: Any, context: grpc.aio.ServicerContext) -> None:
-        await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{method} needs the retrieval service token")
-
-    if method in CLIENT_STREAMING:
-        return grpc.stream_unary_rpc_method_handler(abort_stream)
-    return grpc.unary_unary_rpc_method_handler(abort_unary)
+    if method in CLIENT_STREAMING:  # the request (an iterator) is never read: the same handler
+        return grpc.stream_unary_rpc_method_handler(abort)
+    return grpc.unary_unary_rpc_method_handler(abort)
 
 
 def grpc_target(addr: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -83,8 +84,9 @@ class GatewaySettings(HttpServiceSettings):
         max_length=100,
         description="the claim naming the user; `sub` (immutable) unless the provider guarantees another",
     )
-    oidc_role_map: dict[str, str] = Field(
-        default_factory=dict, description="JSON: identity-provider role -> clinician|admin|service"
+    oidc_role_map: Annotated[dict[str, str], NoDecode] = Field(
+        default_factory=dict,
+        description="JSON object: identity-provider role -> clinician|admin|service; empty: none",
     )
     session_key_prefix: str = Field(default="ng12:gw", pattern=r"^[A-Za-z0-9:_-]{1,64}$")
     session_ttl_seconds: int = Field(default=86400, ge=3600, description="as the chat history's TTL")
@@ -115,6 +117,20 @@ class GatewaySettings(HttpServiceSettings):
     @classmethod
     def _comma_separated(cls, value: object) -> object:
         return _csv(value)
+
+    @field_validator("oidc_role_map", mode="before")
+    @classmethod
+    def _json_object(cls, value: object) -> object:
+        """OIDC_ROLE_MAP is a JSON object in the environment; empty (compose's and Kubernetes'
+        default) is none."""
+        if isinstance(value, str):
+            if not value.strip():
+                return {}
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError('must be a JSON object, e.g. {"NG12.Clinician": "clinician"}') from None
+        return value
 
     @model_validator(mode="after")
     def _identity_configured(self) -> GatewaySettings:

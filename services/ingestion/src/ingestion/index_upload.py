@@ -206,12 +206,5 @@ def active_source_sha256(target: str, timeout: float = 10.0) -> tuple[str, str] 
 
 
 def has_active_index(target: str, timeout: float = 5.0) -> bool:
-    with grpc.insecure_channel(grpc_target(target)) as channel:
-        stub = pb_grpc.RetrievalStub(channel)
-        try:
-            stub.GetActiveIndex(pb.GetActiveIndexRequest(), timeout=timeout, metadata=request_metadata())
-        except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # type: ignore[attr-defined]
-                return False
-            raise
-        return True
+    """True when retrieval serves an index (errors other than "nothing active" propagate)."""
+    return active_source_sha256(target, timeout) is not None

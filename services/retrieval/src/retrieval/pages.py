@@ -3,10 +3,11 @@
 A recommendation's highlight boxes (PDF points, top-left origin, from ingestion's layout read)
 are drawn as a semi-transparent fill with a dark outline, so the highlight shows in greyscale
 too. Renders are cached on disk in the version's folder (`pages/`), one file per (page, scale,
-highlight); a version never changes, so neither does its cached page. pdfium is not thread
-safe: every render runs on one dedicated thread. Nothing here reads a file on the event loop: a
-version that is not the served one is read in a worker thread, the source PDF and the cached
-page are found and read on the render thread.
+highlight); a version never changes, so neither does its cached page. The cache is best effort:
+a page whose write fails (a full disk) is still answered, and nothing is written for a version
+pruned meanwhile. pdfium is not thread safe: every render runs on one dedicated thread. Nothing
+here reads a file on the event loop: a version that is not the served one is read in a worker
+thread, the source PDF and the cached page are found and read on the render thread.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ng12_common.logs import get_logger
 from retrieval.records import IndexError_
 from retrieval.serving import IndexManager
+
+log = get_logger("retrieval.pages")
 
 DEFAULT_SCALE = 1.5
 MIN_SCALE, MAX_SCALE = 1.0, 3.0
@@ -100,7 +104,9 @@ def _draw(pdf_path: Path, page_index: int, scale: float, boxes: list[dict[str, A
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `data` to `path` through a temporary file in its folder. Only the last folder is
+    created: the version's own folder must still be there (a pruned version's is not brought back)."""
+    path.parent.mkdir(exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".png")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -170,8 +176,25 @@ class PageRenderer:
                 "source_pdf",
             )
         cached = pdf_path.parent / "pages" / name
-        if cached.is_file():
+        try:
             return cached.read_bytes()
+        except OSError:
+            pass  # not cached yet (or unreadable): render it
         png = _draw(pdf_path, page_index, scale, boxes)
-        _write_atomic(cached, png)
+        self._keep(version, cached, png)
         return png
+
+    def _keep(self, version: str, cached: Path, png: bytes) -> None:
+        """Cache a rendered page, best effort: a write the disk refuses (full, read-only) costs a
+        render next time, never the answer. Nothing is written for a version pruned meanwhile
+        (the writer's registry no longer names it): that would bring its folder back."""
+        storage = self.index.storage
+        try:
+            if not storage.writer:
+                storage.registry.reload_if_changed()
+            if storage.registry.get(version) is None:
+                log.info("page_cache_skipped", version=version, reason="version pruned")
+                return
+            _write_atomic(cached, png)
+        except OSError as exc:
+            log.warning("page_cache_write_failed", version=version, path=str(cached), error=repr(exc))

@@ -99,8 +99,10 @@ class Registry:
         self.state = self._load()
         return True
 
-    def save(self) -> None:
-        data = self.state.model_dump_json(indent=2)
+    def save(self, state: RegistryState | None = None) -> None:
+        """Write `state` (default: the one in memory) atomically. A caller that must not change
+        memory unless the write succeeds saves a changed copy, then applies the change."""
+        data = (self.state if state is None else state).model_dump_json(indent=2)
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".registry-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

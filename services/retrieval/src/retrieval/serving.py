@@ -140,8 +140,9 @@ class IndexManager:
         storage = self.storage
         async with storage.lifecycle:
             record = storage.activatable(version)
-            if record.status == "active" and self.current is not None:
-                return record
+            current = self.current
+            if record.status == "active" and current is not None and current.record.version == version:
+                return record  # already served: nothing to swap
             loaded = await asyncio.get_running_loop().run_in_executor(None, self.load, record)
             old = storage.commit_active(version)
             await self._swap(loaded)

@@ -52,7 +52,14 @@ from retrieval.embeddings import EmbeddingProvider
 from retrieval.lexical import LexicalIndex
 from retrieval.metrics import REMOVALS_PENDING
 from retrieval.records import ChunkRecord, IndexError_, VersionData
-from retrieval.registry import Registry, VersionRecord, collection_name, now_iso, write_json_atomic
+from retrieval.registry import (
+    Registry,
+    RegistryState,
+    VersionRecord,
+    collection_name,
+    now_iso,
+    write_json_atomic,
+)
 
 if TYPE_CHECKING:
     from hashlib import _Hash
@@ -420,17 +427,17 @@ class IndexStorage:
 
     def commit_active(self, version: str) -> str | None:
         """Name `version` the active one in the registry (one atomic write); returns the one it
-        replaced. The caller holds `lifecycle` and has loaded the version completely."""
+        replaced. The caller holds `lifecycle` and has loaded the version completely. The new
+        state is written from a copy first and applied in memory only once the write succeeded:
+        a failed write (a full disk) leaves the registry, in memory and on disk, as it was."""
         self._writable()
         state = self.registry.state
-        record = state.versions[version]
         old = state.active
-        if old and old in state.versions:
-            state.versions[old].status = "retired"
-        record.status = "active"
-        record.activated_at = now_iso()
-        state.previous, state.active = old, version
-        self.registry.save()  # the atomic switch
+        activated_at = now_iso()
+        changed = state.model_copy(deep=True)
+        _mark_active(changed, version, activated_at)
+        self.registry.save(changed)  # the atomic switch
+        _mark_active(state, version, activated_at)
         return old
 
     def previous_version(self) -> str:
@@ -639,3 +646,17 @@ async def _finish_in_thread(work: Awaitable[T]) -> T:
     except asyncio.CancelledError:
         await asyncio.wait([future])
         raise
+
+
+def _mark_active(state: RegistryState, version: str, activated_at: str) -> None:
+    """Make `version` the active one in `state`: the one it replaces is retired and becomes the
+    previous one (activating the active version again keeps the previous one)."""
+    old = state.active
+    if old != version:
+        if old and old in state.versions:
+            state.versions[old].status = "retired"
+        state.previous = old
+    record = state.versions[version]
+    record.status = "active"
+    record.activated_at = activated_at
+    state.active = version
