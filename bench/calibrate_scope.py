@@ -43,7 +43,10 @@ MAX_FALSE_REFUSAL = 0.01
 #: A refusal mid-conversation breaks it, and what follows a grounded answer is more often about NG12.
 MAX_FALSE_REFUSAL_IN_CONVERSATION = 0.005
 C_VALUES = (1.0, 3.0, 10.0, 30.0, 100.0)
-THRESHOLDS = [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)]
+#: Steps of 0.01: with steps of 0.05 the choice jumped a whole step (and C with it) when a handful of
+#: training questions changed, because the false refusal limit falls between two grid points.
+THRESHOLDS = [round(x, 2) for x in np.arange(0.01, 0.96, 0.01)]
+SWEEP_PRINTED = {round(x, 2) for x in np.arange(0.05, 0.96, 0.05)}
 
 
 def split(examples: list[Example]) -> tuple[list[Example], list[Example]]:
@@ -130,7 +133,7 @@ def _print_choice(
     for label, (p, rec, n) in r["per_class"].items():  # type: ignore[attr-defined]
         print(f"| {label} | {p:.3f} | {rec:.3f} | {n} |")
     print(f"\nthreshold sweep at the chosen C ({how}, query embeddings):")
-    for t2 in THRESHOLDS:
+    for t2 in sorted(SWEEP_PRINTED | {t}):
         rr = report_at(t2)
         print(
             f"  t={t2:.2f}: accuracy {rr['accuracy']:.3f}, false refusals {rr['false_refusal_rate']:.3f}, "

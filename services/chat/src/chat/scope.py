@@ -48,12 +48,12 @@ SCOPE_KINDS: tuple[ScopeKind, ...] = (
     "non_medical",
 )
 #: Out of scope when P(in_scope) falls below this: the largest threshold whose cross-validated
-#: false refusal rate is at most 1% (0.9% on the 1411 questions; docs/chat.md, `make calibrate-scope`).
-IN_SCOPE_THRESHOLD = 0.10
+#: false refusal rate is at most 1% (0.9% on the 1406 questions; docs/chat.md, `make calibrate-scope`).
+IN_SCOPE_THRESHOLD = 0.07
 #: In a conversation (a session with earlier turns) the next question is refused only at a stricter
 #: threshold: a refusal mid-conversation breaks it, and what follows a grounded answer is more often
 #: about NG12. Calibrated like IN_SCOPE_THRESHOLD with a 0.5% target (cross-validated 0.4%).
-CONTEXT_THRESHOLD = 0.05
+CONTEXT_THRESHOLD = 0.02
 #: Regularisation of the logistic regression (inverse strength), chosen with the thresholds.
 REGULARISATION_C = 30.0
 EMBED_BATCH = 256  # the Embed RPC's limit per call
