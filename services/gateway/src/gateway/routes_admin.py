@@ -349,7 +349,14 @@ async def list_indexes(request: Request, user: Admin, retrieval: Retrieval, audi
     )
 
 
-@router.post("/indexes/rollback", response_model=IndexVersionOut, responses={404: {"model": ErrorResponse}})
+@router.post(
+    "/indexes/rollback",
+    response_model=IndexVersionOut,
+    responses={
+        404: {"model": ErrorResponse},
+        409: {"model": ErrorResponse, "description": "refused by retrieval: no previous version"},
+    },
+)
 async def rollback_index(
     request: Request, user: Admin, retrieval: Retrieval, audit: Audit
 ) -> IndexVersionOut:
@@ -361,7 +368,20 @@ async def rollback_index(
         except NoActiveIndex:
             active = ""
     async with audit.first(request, "admin", 200, {"action": "rollback", "from_version": active}):
-        return _version_out(await retrieval.rollback())
+        try:
+            return _version_out(await retrieval.rollback())
+        except NoActiveIndex as exc:  # no previous version, or it cannot be served here
+            raise _change_refused(exc) from None
+
+
+def _change_refused(exc: NoActiveIndex) -> HTTPException:
+    """Retrieval's FAILED_PRECONDITION on an index change is a refusal (409, its reason), not an
+    outage: the version is not ready (building, failed), there is no previous version, or it was
+    built with another embedder."""
+    return HTTPException(
+        status_code=409,
+        detail={"code": "index_change_refused", "message": f"Retrieval refused the change: {exc.detail}."},
+    )
 
 
 def _unknown_version(version: str) -> HTTPException:
@@ -375,7 +395,12 @@ def _unknown_version(version: str) -> HTTPException:
 
 
 @router.post(
-    "/indexes/{version}/activate", response_model=IndexVersionOut, responses={404: {"model": ErrorResponse}}
+    "/indexes/{version}/activate",
+    response_model=IndexVersionOut,
+    responses={
+        404: {"model": ErrorResponse},
+        409: {"model": ErrorResponse, "description": "refused by retrieval: the version is not ready"},
+    },
 )
 async def activate_index(
     request: Request, version: Version, user: Admin, retrieval: Retrieval, audit: Audit
@@ -392,6 +417,8 @@ async def activate_index(
             return _version_out(await retrieval.activate(version))
         except RetrievalNotFound:  # removed since it was listed (retention of old versions)
             raise _unknown_version(version) from None
+        except NoActiveIndex as exc:  # not ready (building, failed), or another embedder's
+            raise _change_refused(exc) from None
 
 
 @router.post("/api-keys", status_code=201, response_model=CreatedApiKey)
