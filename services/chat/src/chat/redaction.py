@@ -27,7 +27,7 @@ async def redact(text: str) -> str:
         return text
     try:
         return await asyncio.to_thread(shared_redactor().redact, text)
-    except Exception as exc:  # noqa: BLE001 - any analyser failure means the text cannot be kept
+    except Exception as exc:
         raise RedactorUnavailable(
             f"the personal-data redactor failed ({type(exc).__name__}); the message was not stored, "
             "retry, and if it persists check the chat service's /readyz"
