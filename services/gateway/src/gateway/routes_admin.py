@@ -304,11 +304,16 @@ async def _start_upload(
             "sha256": checked.sha256,
             "size": checked.size,
         }
+        queued = False
         try:
-            return await _queue(request, jobs, audit, summary, job_id, str(stored), activate, force, filename)
-        except BaseException:
-            stored.unlink(missing_ok=True)
-            raise
+            reply = await _queue(
+                request, jobs, audit, summary, job_id, str(stored), activate, force, filename
+            )
+            queued = reply.status_code == 202
+            return reply
+        finally:
+            if not queued:  # nothing will read it
+                stored.unlink(missing_ok=True)
     finally:
         await form.close()
 
