@@ -197,3 +197,39 @@ def admin_headers() -> dict[str, str]:
 @pytest.fixture
 def clinician_headers() -> dict[str, str]:
     return bearer("clinician", "clinician")
+
+
+PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh database on the real PostgreSQL at 127.0.0.1:5432 (trust auth), dropped afterwards."""
+    from sqlalchemy import create_engine, text
+
+    name = f"ng12_gw_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f"CREATE DATABASE {name}"))
+    except Exception as exc:  # noqa: BLE001
+        pytest.fail(f"the gateway tests need PostgreSQL at 127.0.0.1:5432 (trust auth): {exc}")
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+
+
+def drop_database(url: str) -> None:
+    """The gateway database goes away under a running gateway (its connections are terminated and
+    every new one is refused), as when PostgreSQL is lost."""
+    from sqlalchemy import create_engine, make_url, text
+
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f"DROP DATABASE {make_url(url).database} WITH (FORCE)"))
+    finally:
+        admin.dispose()

@@ -237,3 +237,47 @@ def test_export_since_starts_at_its_first_record(tmp_path_factory: pytest.TempPa
     assert list(store.iter_all(since="2999-01-01")) == []
     assert len(list(store.iter_all(batch=7))) == 30
     engine.dispose()
+
+
+def test_append_gives_up_at_once_when_the_database_is_gone(postgres_url: str) -> None:
+    """Only contention is retried: with the database gone, append fails after one connection
+    attempt (not 50), and every connection is made with a 3 s connect timeout."""
+    from sqlalchemy import event
+    from sqlalchemy.exc import OperationalError
+
+    from services.gateway.tests.conftest import drop_database
+
+    engine = make_engine(postgres_url)
+    attempts: list[dict[str, Any]] = []
+    event.listen(engine, "do_connect", lambda _d, _r, _a, cparams: attempts.append(dict(cparams)))
+    engine.dispose()  # the connection that created the schema: the next one is made after the listener
+    store = AuditStore(engine)
+    _fill(store, 1)
+    assert attempts and all(a["connect_timeout"] == 3 for a in attempts)
+    drop_database(postgres_url)
+    attempts.clear()
+    with pytest.raises(OperationalError):
+        _fill(store, 1)
+    assert len(attempts) == 1, attempts
+    engine.dispose()
+
+
+def test_only_contention_is_retried() -> None:
+    from sqlalchemy.exc import IntegrityError, OperationalError
+
+    from gateway.audit.store import contention
+
+    class PgError(Exception):
+        def __init__(self, sqlstate: str | None) -> None:
+            super().__init__("pg")
+            self.sqlstate = sqlstate
+
+    def op(orig: Exception) -> OperationalError:
+        return OperationalError("INSERT", {}, orig)
+
+    assert contention(IntegrityError("INSERT", {}, PgError("23505")))  # another writer took the seq
+    assert contention(op(PgError("40P01"))) and contention(op(PgError("40001")))
+    assert not contention(op(PgError(None)))  # connection refused, timed out
+    assert not contention(op(PgError("3D000")))  # the database does not exist
+    assert contention(op(Exception("database is locked")))  # SQLite
+    assert not contention(op(Exception("no such table: audit_log")))

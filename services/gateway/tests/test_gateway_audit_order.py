@@ -243,3 +243,81 @@ def test_index_changes_are_recorded_before_they_take_effect(
         if active() != original:  # leave the session's retrieval server as it was
             asyncio.run(_on_retrieval(retrieval_server.addr, "activate", original))
     assert active() == original
+
+
+def _begin_build(addr: str) -> str:
+    """A version left building on retrieval (BeginIndex with nothing uploaded yet)."""
+    import grpc
+
+    from ng12.retrieval.v1 import retrieval_pb2 as pb
+    from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(addr) as channel:
+        request = pb.BeginIndexRequest(description="refused activation")
+        return str(pb_grpc.RetrievalStub(channel).BeginIndex(request, timeout=30).version)
+
+
+def _abort_build(addr: str, version: str) -> None:
+    import grpc
+
+    from ng12.retrieval.v1 import retrieval_pb2 as pb
+    from ng12.retrieval.v1 import retrieval_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(addr) as channel:
+        request = pb.AbortIndexRequest(version=version, reason="test: refused activation")
+        pb_grpc.RetrievalStub(channel).AbortIndex(request, timeout=30)
+
+
+def test_refused_index_changes_are_409_with_retrievals_reason(
+    make_gateway: Callable[..., TestClient], retrieval_server: RetrievalProcess
+) -> None:
+    """Retrieval refuses (FAILED_PRECONDITION) to activate a version still building or failed:
+    409 `index_change_refused` with its reason, not 503 `no_active_index`; the first record is
+    superseded by a 409 one (not done); the served version is unchanged."""
+    addr = retrieval_server.addr
+    original = str(asyncio.run(_on_retrieval(addr, "list_versions")).active_version)
+    building = _begin_build(addr)
+    try:
+        with make_gateway(retrieval_addr=addr, retrieval_timeout_seconds=30.0) as client:
+            refused = client.post(f"/api/v1/admin/indexes/{building}/activate", headers=ADMIN)
+            assert refused.status_code == 409, refused.text
+            error = refused.json()["error"]
+            assert error["code"] == "index_change_refused"
+            assert f"index version {building} is building; only ready versions activate" in error["message"]
+
+            _abort_build(addr, building)
+            failed = client.post(f"/api/v1/admin/indexes/{building}/activate", headers=ADMIN)
+            assert failed.status_code == 409, failed.text
+            assert f"index version {building} is failed" in failed.json()["error"]["message"]
+            trail = [
+                (r["status"], r["summary"].get("outcome"), r["summary"].get("error")) for r in records(client)
+            ]
+            assert trail == [(200, None, None), (409, "not_done", "index_change_refused")] * 2
+            first, second = records(client)[:2]
+            assert second["summary"]["supersedes"] == first["seq"]
+    finally:
+        listed = asyncio.run(_on_retrieval(addr, "list_versions"))
+        if any(v.version == building and v.status == "building" for v in listed.versions):
+            _abort_build(addr, building)
+    assert str(asyncio.run(_on_retrieval(addr, "list_versions")).active_version) == original
+
+
+def test_rollback_without_a_previous_version_is_409(
+    make_gateway: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    """A retrieval server with no previous version (here a fresh, empty one) refuses a rollback:
+    409 with its reason, recorded as not done."""
+    from tests.support import start_retrieval, stop_process
+
+    proc, port, _, _ = start_retrieval(tmp_path)
+    try:
+        with make_gateway(retrieval_addr=f"127.0.0.1:{port}", retrieval_timeout_seconds=30.0) as client:
+            reply = client.post("/api/v1/admin/indexes/rollback", headers=ADMIN)
+            assert reply.status_code == 409, reply.text
+            assert reply.json()["error"]["code"] == "index_change_refused"
+            assert "there is no previous index version to roll back to" in reply.json()["error"]["message"]
+            first, second = records(client)
+    finally:
+        stop_process(proc)  # type: ignore[arg-type]
+    assert (first["status"], first["summary"]["from_version"]) == (200, "")
+    assert (second["status"], second["summary"]["outcome"]) == (409, "not_done")

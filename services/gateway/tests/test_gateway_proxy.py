@@ -98,19 +98,39 @@ def test_readiness_lists_every_dependency_and_stays_ready_degraded(offline_gatew
     body = reply.json()
     assert body["status"] == "degraded"
     checks = body["checks"]
-    assert set(checks) == {"assessment", "chat", "retrieval", "redis", "database"}
-    assert checks["redis"] == "ok" and checks["database"] == "ok"
+    assert set(checks) == {"assessment", "chat", "retrieval", "job_queue", "redis", "database"}
+    assert checks["redis"] == "ok" and checks["database"] == "ok" and checks["job_queue"] == "ok"
     assert "cannot be reached" in checks["assessment"] and "cannot be reached" in checks["chat"]
     assert "retrieval" in checks["retrieval"] and checks["retrieval"] != "ok"
-    assert body["advisory"] == ["assessment", "chat", "retrieval"]
+    assert body["advisory"] == ["assessment", "chat", "job_queue", "retrieval"]
     assert offline_gateway.get("/livez").status_code == 200
 
 
-def test_not_ready_without_its_own_redis(make_gateway: Callable[..., TestClient]) -> None:
-    """Its own Redis (sign-in, sessions, rate limits) is required: without it /readyz is 503."""
-    with make_gateway(redis_url=f"redis://127.0.0.1:{free_port()}/0") as client:
+def test_not_ready_without_its_session_redis(make_gateway: Callable[..., TestClient], redis_url: str) -> None:
+    """Its session Redis (SESSION_REDIS_URL: chat sessions, rate limits) is required: without it
+    /readyz is 503, even while the broker Redis answers."""
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    with make_gateway(redis_url=redis_url, session_redis_url=closed) as client:
         reply = client.get("/readyz")
     assert reply.status_code == 503, reply.text
     body = reply.json()
     assert body["status"] == "not_ready"
-    assert "unavailable" in body["checks"]["redis"] and body["checks"]["database"] == "ok"
+    assert "session store" in body["checks"]["redis"] and "unavailable" in body["checks"]["redis"]
+    assert body["checks"]["database"] == "ok" and body["checks"]["job_queue"] == "ok"
+
+
+def test_broker_redis_down_is_advisory(make_gateway: Callable[..., TestClient], redis_url: str) -> None:
+    """The broker Redis (REDIS_URL) only carries ingestion jobs: without it the gateway stays
+    ready (200 "degraded", the problem under checks.job_queue) and ingestion answers 503."""
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    with make_gateway(redis_url=closed, session_redis_url=redis_url) as client:
+        reply = client.get("/readyz")
+        assert reply.status_code == 200, reply.text
+        body = reply.json()
+        assert body["status"] == "degraded" and "job_queue" in body["advisory"]
+        assert body["checks"]["redis"] == "ok" and body["checks"]["database"] == "ok"
+        assert "ingestion job queue" in body["checks"]["job_queue"]
+        sessions = client.post("/api/v1/chat/sessions", headers=CLINICIAN)
+        assert sessions.status_code == 201, sessions.text
+        queued = client.post("/api/v1/admin/ingestions", json={}, headers=bearer("admin", "admin"))
+        assert queued.status_code == 503 and queued.json()["error"]["code"] == "queue_unavailable"

@@ -19,7 +19,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
-from services.gateway.tests.conftest import JWT_SECRET, bearer
+from services.gateway.tests.conftest import JWT_SECRET, bearer, drop_database
 from tests.support import free_port
 
 CLINICIAN = bearer("gp-one", "clinician")
@@ -444,3 +444,22 @@ def test_cors_off_by_default_and_allow_listed(make_gateway: Callable[..., TestCl
         assert reply.headers["access-control-allow-origin"] == "https://ehr.example.nhs.uk"
         other = client.options("/api/v1/assess", headers={**preflight, "Origin": "https://evil.example"})
         assert "access-control-allow-origin" not in other.headers
+
+
+def test_api_key_while_the_database_is_down_is_503(
+    make_gateway: Callable[..., TestClient], postgres_url: str
+) -> None:
+    """An API key cannot be checked without the gateway database: 503 `auth_unavailable` with
+    Retry-After (the key may be fine), not a 500 and not a 401."""
+    with make_gateway(gateway_database_url=postgres_url) as client:
+        created = client.post(
+            "/api/v1/admin/api-keys", json={"name": "EHR", "roles": ["service"]}, headers=bearer("a", "admin")
+        )
+        assert created.status_code == 201, created.text
+        drop_database(postgres_url)
+        reply = client.get("/api/v1/auth/me", headers={"X-API-Key": created.json()["api_key"]})
+        assert reply.status_code == 503, reply.text
+        assert reply.json()["error"]["code"] == "auth_unavailable"
+        assert "database is unavailable" in reply.json()["error"]["message"]
+        assert reply.headers["Retry-After"] == "5"
+        assert client.get("/readyz").status_code == 503  # and the gateway says it is not ready

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -252,3 +252,32 @@ def test_worker_killed_mid_build_leaves_no_half_version(
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_upload_that_cannot_be_stored_is_a_recorded_503(
+    make_gateway: Callable[..., TestClient],
+    retrieval_addr: str,
+    redis_url: str,
+    key_prefix: str,
+    ng12_pdf: Path,
+    tmp_path: Path,
+) -> None:
+    """UPLOAD_DIR cannot be written (here a regular file stands where its parent folder should be,
+    as a missing volume mount can): 503 saying what to check, recorded, and no claim left behind."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file, not the uploads volume")
+    with make_gateway(retrieval_addr=retrieval_addr, upload_dir=blocker / "uploads") as client:
+        reply = _post(client, ng12_pdf.read_bytes(), force="true")
+        assert reply.status_code == 503, reply.text
+        error = reply.json()["error"]
+        assert error["code"] == "upload_storage_unavailable"
+        assert "UPLOAD_DIR" in error["message"] and "Not a directory" in error["message"]
+        store = client.app.state.audit.store  # type: ignore[attr-defined]
+        (record,) = [r for r in store.query(kind="admin") if r.summary.get("action") == "ingestion_upload"]
+        assert record.status == 503 and record.summary["error"] == "upload_storage_unavailable"
+        assert record.summary["outcome"] == "not_done" and record.summary["filename"] == "guideline.pdf"
+    raw = redis.Redis.from_url(redis_url)
+    try:
+        assert list(raw.scan_iter(match=f"{key_prefix}:jobs*")) == []  # no claim, no job record
+    finally:
+        raw.close()

@@ -29,15 +29,17 @@ R = TypeVar("R", bound=Message)
 
 
 class RetrievalError(Exception):
-    """A retrieval call failed; `status` is the HTTP status the caller should answer with."""
+    """A retrieval call failed; `status` is the HTTP status the caller should answer with.
+    `detail` is retrieval's own message (the gRPC status details), `message` the caller's."""
 
     status = 502
     code = "retrieval_error"
 
-    def __init__(self, message: str, grpc_code: grpc.StatusCode | None = None) -> None:
+    def __init__(self, message: str, grpc_code: grpc.StatusCode | None = None, detail: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.grpc_code = grpc_code
+        self.detail = detail or message
 
 
 class RetrievalUnavailable(RetrievalError):
@@ -46,6 +48,10 @@ class RetrievalUnavailable(RetrievalError):
 
 
 class NoActiveIndex(RetrievalError):
+    """FAILED_PRECONDITION: no usable index for a read, or (index changes) a refused lifecycle
+    step: a version that is not ready, no previous version, another embedder. Callers that change
+    the index answer those with 409 and `detail`."""
+
     status = 503
     code = "no_active_index"
 
@@ -85,7 +91,7 @@ def _translate(exc: grpc.aio.AioRpcError, target: str) -> RetrievalError:
             code,
         )
     if code == grpc.StatusCode.FAILED_PRECONDITION:
-        return NoActiveIndex(f"The retrieval service has no usable NG12 index: {detail}", code)
+        return NoActiveIndex(f"The retrieval service has no usable NG12 index: {detail}", code, detail)
     if code == grpc.StatusCode.NOT_FOUND:
         return RetrievalNotFound(detail, code, _trailing(exc, NOT_FOUND_METADATA))
     if code == grpc.StatusCode.INVALID_ARGUMENT:

@@ -148,11 +148,26 @@ def create_app(settings: GatewaySettings) -> FastAPI:
             ok = await retrieval.serving()
             return None if ok else f"retrieval at {settings.retrieval_addr} is not serving an NG12 index"
 
+        session_where = redis_location(settings.sessions_redis)
+        broker_where = redis_location(settings.redis_url)
+
         async def redis_ready() -> str | None:
+            """The session Redis: chat sessions, rate limits (required)."""
+            try:
+                await session_redis.ping()
+            except RedisError as exc:
+                return f"the session store (Redis at {session_where}) is unavailable ({type(exc).__name__})"
+            return None
+
+        async def job_queue_ready() -> str | None:
+            """The broker Redis: ingestion jobs only (advisory: admin ingestion routes answer 503)."""
             try:
                 await redis.ping()
             except RedisError as exc:
-                return f"Redis at {redis_location(settings.redis_url)} is unavailable ({type(exc).__name__})"
+                return (
+                    f"the ingestion job queue (Redis at {broker_where}) is unavailable "
+                    f"({type(exc).__name__}); ingestion routes answer 503 until it is back"
+                )
             return None
 
         engine = app.state.engine
@@ -164,16 +179,19 @@ def create_app(settings: GatewaySettings) -> FastAPI:
                 return f"the gateway database is unavailable ({type(exc).__name__})"
             return None
 
-        # Readiness is the gateway's own: sign-in, sessions and rate limits (Redis), API keys and
-        # the audit trail (database). The services behind it are advisory: /readyz says
-        # "degraded" and names them, but stays 200, so the gateway stays in rotation and passes on
-        # what still answers (assessment's degraded mode while retrieval is down).
+        # Readiness is the gateway's own: chat sessions and rate limits (the session Redis,
+        # SESSION_REDIS_URL), API keys and the audit trail (database). The rest is advisory: the
+        # services behind it and the ingestion job queue (the broker Redis, REDIS_URL, which only
+        # the admin ingestion routes use). /readyz says "degraded" and names them, but stays 200,
+        # so the gateway stays in rotation and passes on what still answers (assessment's
+        # degraded mode while retrieval is down).
         app.state.readiness_checks.update({"redis": redis_ready, "database": database_ready})
         app.state.advisory_checks.update(
             {
                 "assessment": assessment.readiness_problem,
                 "chat": chat.readiness_problem,
                 "retrieval": retrieval_ready,
+                "job_queue": job_queue_ready,
             }
         )
         log.info("heap_frozen", objects=freeze_startup_heap())

@@ -52,11 +52,6 @@ class ChatSessions:
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
 
-    async def create(self, subject: str) -> ChatSessionOut:
-        session = self.new_session()
-        await self.store(session, subject)
-        return session
-
     async def store(self, session: ChatSessionOut, subject: str) -> None:
         """Bind `session` to `subject` (one MULTI/EXEC transaction)."""
         session_id, created = session.session_id, session.created_at

@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 
 metadata = MetaData()
+CONNECT_TIMEOUT_SECONDS = 3  # PostgreSQL (libpq connect_timeout)
 
 audit_log = Table(
     "audit_log",
@@ -105,7 +106,15 @@ def make_engine(url: str) -> Engine:
     else:
         if parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")
-        engine = create_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        # a database that does not answer fails a connection in CONNECT_TIMEOUT_SECONDS (503), not
+        # after the operating system's TCP timeout (minutes)
+        engine = create_engine(
+            parsed,
+            pool_pre_ping=True,
+            pool_size=5,
+            max_overflow=5,
+            connect_args={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+        )
     with engine.begin() as conn:
         if engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(712001)"))  # concurrent first starts

@@ -8,7 +8,7 @@ from typing import Literal
 from fastapi import HTTPException
 from redis.exceptions import RedisError
 
-from gateway.jobs import JobsUnavailable
+from gateway.jobs import IngestionRunning, JobsUnavailable
 from gateway.proxy import DownstreamUnavailable
 from ng12_common.retrieval_client import RetrievalError, RetrievalUnavailable
 
@@ -21,6 +21,8 @@ def failure_status(exc: BaseException) -> int:
         return exc.status_code
     if isinstance(exc, RetrievalError):
         return exc.status
+    if isinstance(exc, IngestionRunning):
+        return 409
     if isinstance(exc, DownstreamUnavailable | JobsUnavailable | RedisError):
         return 503
     from gateway.audit.recorder import AuditUnavailable  # the recorder imports this module
@@ -31,6 +33,8 @@ def failure_status(exc: BaseException) -> int:
 def failure_outcome(exc: BaseException) -> Outcome:
     """`unknown` when the other side may have done it before the reply was lost (a timeout, a
     dropped connection), else `not_done` (it refused, or was never reached)."""
+    if isinstance(exc, JobsUnavailable):
+        return exc.outcome
     if isinstance(exc, RetrievalUnavailable | DownstreamUnavailable | RedisError):
         return "unknown"
     return "not_done"
@@ -44,4 +48,8 @@ def failure_code(exc: BaseException) -> str:
         return exc.code
     if isinstance(exc, DownstreamUnavailable):
         return f"{exc.service}_unavailable"
+    if isinstance(exc, JobsUnavailable):
+        return "queue_unavailable"
+    if isinstance(exc, IngestionRunning):
+        return "ingestion_running"
     return type(exc).__name__[:64]

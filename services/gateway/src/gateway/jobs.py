@@ -4,6 +4,13 @@ The gateway never imports the ingestion package (see ng12_common.jobs for the co
 Each enqueued job also gets a small record in Redis so that an unknown job id is a 404
 rather than Celery's indistinguishable PENDING. Celery's client calls block, so they run
 in a worker thread with bounded broker retries: a Redis outage is a quick 503.
+
+One ingestion at a time: `claim()` takes the `{prefix}:running` key and, in the same script, writes
+a pending job record that lives `pending_ttl_seconds`; `enqueue()` replaces it with the full
+record (only while the claim still names the job). A claim whose job record is gone is stale
+(`running()` releases it): its gateway died between claim and enqueue, or the enqueue failed
+and `abandon()` removed the record. So a crash there blocks ingestion for the pending TTL at
+most, not for the running TTL.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import asyncio
 import json
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from celery import Celery
 from kombu.exceptions import KombuError
@@ -25,10 +32,16 @@ from ng12_common.logs import current_request_id, get_logger
 from ng12_common.redis_client import redis_location
 
 log = get_logger("gateway.jobs")
+Outcome = Literal["not_done", "unknown"]  # may the action have taken effect (gateway.failures)
 
 
 class JobsUnavailable(Exception):
-    """The broker/result backend (Redis) cannot be reached."""
+    """The broker/result backend (Redis) cannot be reached. `outcome` (for the audit trail):
+    `unknown` when the task may have been published before the error, else `not_done`."""
+
+    def __init__(self, message: str, outcome: Outcome = "not_done") -> None:
+        super().__init__(message)
+        self.outcome = outcome
 
 
 class IngestionRunning(Exception):
@@ -44,6 +57,32 @@ class IngestionRunning(Exception):
 
 # delete the claim only while it still names this job (another job may have taken it since)
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# KEYS: running, record. ARGV: job id, running ttl, pending record, pending ttl. The claim and its
+# pending record together, or neither.
+_CLAIM = """
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'EX', tonumber(ARGV[2])) then
+  redis.call('set', KEYS[2], ARGV[3], 'EX', tonumber(ARGV[4]))
+  return 1
+end
+return 0
+"""
+# KEYS: running, record, recent list. ARGV: job id, record, record ttl, listed. The full record
+# only while the claim still names this job (1), else nothing (0).
+_QUEUED = """
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[2], ARGV[2], 'EX', tonumber(ARGV[3]))
+redis.call('lpush', KEYS[3], ARGV[1])
+redis.call('ltrim', KEYS[3], 0, tonumber(ARGV[4]) - 1)
+return 1
+"""
+# KEYS: running, record, recent list. ARGV: job id. The job never queued: no record, not listed,
+# its claim released (unless another job holds it).
+_ABANDON = """
+redis.call('del', KEYS[2])
+redis.call('lrem', KEYS[3], 0, ARGV[1])
+if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
+return 1
+"""
 TERMINAL_STATES = frozenset({"SUCCESS", "FAILURE", "REVOKED"})
 LISTED_JOBS = 50
 
@@ -100,11 +139,13 @@ class IngestionJobs:
         key_prefix: str,
         queue: str,
         running_ttl_seconds: int = 3 * 3600,
+        pending_ttl_seconds: int = 300,
     ) -> None:
         self.celery = make_celery(redis_url)
         self._redis = redis
         self._ttl = record_ttl_seconds
         self._running_ttl = running_ttl_seconds
+        self._pending_ttl = pending_ttl_seconds
         self._prefix = key_prefix
         self._queue = queue
         self._where = redis_location(redis_url)
@@ -112,9 +153,10 @@ class IngestionJobs:
     def _key(self, job_id: str) -> str:
         return f"{self._prefix}:{job_id}"
 
-    def _unavailable(self, exc: Exception) -> JobsUnavailable:
+    def _unavailable(self, exc: Exception, outcome: Outcome = "not_done") -> JobsUnavailable:
         return JobsUnavailable(
-            f"The job queue (Redis at {self._where}) is unavailable ({type(exc).__name__}); retry shortly."
+            f"The job queue (Redis at {self._where}) is unavailable ({type(exc).__name__}); retry shortly.",
+            outcome,
         )
 
     @property
@@ -126,12 +168,18 @@ class IngestionJobs:
         return f"{self._prefix}:recent"
 
     async def running(self) -> str | None:
-        """The job that holds the one-ingestion-at-a-time claim and has not ended, if any."""
+        """The job that holds the one-ingestion-at-a-time claim and has not ended, if any. A claim
+        without its job record (never queued: see the module doc) or whose job ended is released."""
         try:
             holder = await self._redis.get(self._running_key)
             if holder is None:
                 return None
             job_id = holder.decode() if isinstance(holder, bytes) else str(holder)
+            if not await self._redis.exists(self._key(job_id)):
+                # claimed but never queued: release the claim, unless another job took it meanwhile
+                await self._redis.eval(_RELEASE, 1, self._running_key, job_id)  # type: ignore[misc]
+                log.warning("ingestion_claim_stale", job_id=job_id)
+                return None
             meta: dict[str, Any] = await asyncio.to_thread(self.celery.backend.get_task_meta, job_id)
             if str(meta.get("status", "PENDING")) in TERMINAL_STATES:
                 # ended: release the claim, unless another job took it meanwhile
@@ -142,37 +190,52 @@ class IngestionJobs:
             raise self._unavailable(exc) from None
 
     async def claim(self) -> str:
-        """A new job id holding the one-ingestion-at-a-time claim; IngestionRunning if another holds it."""
+        """A new job id holding the one-ingestion-at-a-time claim, with its pending job record;
+        IngestionRunning if another holds it."""
         job_id = uuid.uuid4().hex
+        pending = json.dumps({"pending": True})
         for _ in range(2):
             try:
-                if await self._redis.set(self._running_key, job_id, nx=True, ex=self._running_ttl):
-                    return job_id
+                claimed = await self._redis.eval(  # type: ignore[misc]
+                    _CLAIM,
+                    2,
+                    self._running_key,
+                    self._key(job_id),
+                    job_id,
+                    self._running_ttl,
+                    pending,
+                    self._pending_ttl,
+                )
             except (RedisError, OSError) as exc:
                 raise self._unavailable(exc) from None
+            if claimed:
+                return job_id
             holder = await self.running()
             if holder is not None:
                 raise IngestionRunning(holder)
         raise IngestionRunning(await self.running() or "unknown")
 
-    async def release(self, job_id: str) -> None:
-        """Give the claim back (the job was never queued)."""
+    async def abandon(self, job_id: str) -> None:
+        """The claimed job will not be queued (or its enqueue failed): remove its record and list
+        entry and give the claim back. Best effort: a claim left behind without its record is
+        released by the next `running()`."""
+        keys = (self._running_key, self._key(job_id), self._list_key)
         try:
-            await self._redis.eval(_RELEASE, 1, self._running_key, job_id)  # type: ignore[misc]
+            await self._redis.eval(_ABANDON, 3, *keys, job_id)  # type: ignore[misc]
         except (RedisError, OSError) as exc:
             log.warning("ingestion_claim_not_released", job_id=job_id, error=repr(exc))
 
     async def enqueue(
         self,
+        job_id: str,
         pdf_path: str | None,
         activate: bool,
         *,
         force: bool = False,
         filename: str | None = None,
-        job_id: str | None = None,
     ) -> str:
-        """Queue the ingestion task; `job_id` is the id claim() returned (a new one otherwise)."""
-        job_id = job_id or uuid.uuid4().hex
+        """Queue the ingestion task claim() gave `job_id`: its record first (IngestionRunning if the
+        claim was lost meanwhile), then the task. On a failure the caller `abandon`s the job."""
         kwargs: dict[str, Any] = {"pdf_path": pdf_path, "activate": activate}
         if force:
             kwargs["force"] = True
@@ -185,10 +248,16 @@ class IngestionJobs:
             **kwargs,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
+        keys = (self._running_key, self._key(job_id), self._list_key)
         try:
-            await self._redis.set(self._key(job_id), json.dumps(record), ex=self._ttl)
-            await self._redis.lpush(self._list_key, job_id)  # type: ignore[misc]
-            await self._redis.ltrim(self._list_key, 0, LISTED_JOBS - 1)  # type: ignore[misc]
+            held = await self._redis.eval(  # type: ignore[misc]
+                _QUEUED, 3, *keys, job_id, json.dumps(record), self._ttl, LISTED_JOBS
+            )
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from None
+        if not held:
+            raise IngestionRunning(await self.running() or "unknown")
+        try:
             await asyncio.to_thread(
                 self.celery.send_task,
                 INGEST_TASK_NAME,
@@ -197,8 +266,8 @@ class IngestionJobs:
                 headers=headers,
                 queue=self._queue,
             )
-        except (RedisError, KombuError, OSError) as exc:
-            raise self._unavailable(exc) from None
+        except (RedisError, KombuError, OSError) as exc:  # the broker may have taken it before failing
+            raise self._unavailable(exc, "unknown") from None
         log.info("ingestion_enqueued", job_id=job_id, activate=activate, force=force)
         return job_id
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 import orjson
@@ -34,11 +33,12 @@ from gateway.admin_models import (
 from gateway.audit.records import AuditKind, AuditRecord
 from gateway.audit.store import ActionRefused
 from gateway.deps import ApiKeys, Audit, Jobs, Retrieval
-from gateway.jobs import IngestionJobs, IngestionRunning
+from gateway.jobs import IngestionJobs, IngestionRunning, JobsUnavailable
 from gateway.security.api_keys import ApiKeyInfo, CreatedApiKey
 from gateway.security.authenticate import Admin, AdminIngestion, admin_guard
 from gateway.security.principal import Role
 from gateway.uploads import UploadRefused, check_pdf, safe_filename, store_pdf
+from ng12_common.logs import get_logger
 from ng12_common.models import ErrorDetail, ErrorResponse
 from ng12_common.retrieval_client import NoActiveIndex, RetrievalClient, RetrievalNotFound
 
@@ -53,6 +53,8 @@ router = APIRouter(
         503: {"model": ErrorResponse},
     },
 )
+
+log = get_logger("gateway.routes_admin")
 
 JobId = Annotated[
     str, Path(pattern=r"^[A-Za-z0-9-]{1,64}$", description="Id returned by POST /admin/ingestions.")
@@ -165,22 +167,57 @@ async def start_ingestion(
     except IngestionRunning as exc:
         await _admin(audit, request, 409, action="ingestion", refused="ingestion_running", running=exc.job_id)
         return _running(exc)
-    try:  # audited before it is queued: a job that runs always has its record
-        await _admin(
-            audit, request, 202, action="ingestion", job_id=job_id, activate=body.activate, force=body.force
-        )
-        await jobs.enqueue(body.pdf_path, body.activate, force=body.force, job_id=job_id)
+    except JobsUnavailable:
+        await _admin(audit, request, 503, action="ingestion", error="queue_unavailable", outcome="not_done")
+        raise
+    summary = {"action": "ingestion", "job_id": job_id, "activate": body.activate, "force": body.force}
+    return await _queue(request, jobs, audit, summary, job_id, body.pdf_path, body.activate, body.force)
+
+
+async def _queue(
+    request: Request,
+    jobs: IngestionJobs,
+    audit: Any,
+    summary: dict[str, Any],
+    job_id: str,
+    pdf_path: str | None,
+    activate: bool,
+    force: bool,
+    filename: str | None = None,
+) -> Response:
+    """Queue the claimed job, audited before it is queued (a job that runs always has its record).
+    If queueing fails, a second record supersedes the first (`AuditRecorder.first`) and the job
+    is abandoned: no job record, no claim left behind."""
+    try:
+        async with audit.first(request, "admin", 202, summary):
+            await jobs.enqueue(job_id, pdf_path, activate, force=force, filename=filename)
+    except IngestionRunning as exc:  # the claim expired before the job was queued; another holds it
+        await jobs.abandon(job_id)
+        return _running(exc)
     except BaseException:
-        await jobs.release(job_id)
+        await jobs.abandon(job_id)
         raise
     return JSONResponse(status_code=202, content=JobAccepted(job_id=job_id).model_dump())
+
+
+def _store_failed(exc: OSError) -> HTTPException:
+    reason = exc.strerror or type(exc).__name__
+    return HTTPException(
+        status_code=503,
+        detail={
+            "code": "upload_storage_unavailable",
+            "message": f"The uploaded PDF could not be stored ({reason}), so nothing was queued. Check "
+            "that UPLOAD_DIR (the uploads volume) is mounted, writable and has free space, then retry.",
+        },
+    )
 
 
 async def _start_upload(
     request: Request, jobs: IngestionJobs, audit: Any, retrieval: RetrievalClient
 ) -> Response:
     settings = request.app.state.settings
-    running = await jobs.running()
+    async with audit.on_failure(request, "admin", {"action": "ingestion_upload"}):
+        running = await jobs.running()
     if running is not None:
         await _admin(
             audit, request, 409, action="ingestion_upload", refused="ingestion_running", running=running
@@ -207,10 +244,11 @@ async def _start_upload(
             raise HTTPException(
                 status_code=exc.status, detail={"code": exc.code, "message": exc.message}
             ) from None
-        try:
-            active = await retrieval.active_index()
-        except NoActiveIndex:
-            active = None
+        async with audit.on_failure(request, "admin", {"action": "ingestion_upload", "filename": filename}):
+            try:
+                active = await retrieval.active_index()
+            except NoActiveIndex:
+                active = None
         if active is not None and not force and active.guideline.source_sha256 == checked.sha256:
             unchanged = IngestionUnchanged(version=active.version, sha256=checked.sha256)
             await _admin(
@@ -229,28 +267,53 @@ async def _start_upload(
                 running=exc.job_id,
             )
             return _running(exc)
-        stored: FilePath | None = None
-        try:
-            stored = await asyncio.to_thread(store_pdf, upload.file, settings.upload_dir, job_id)
-            await _admin(  # audited before it is queued: a job that runs always has its record
+        except JobsUnavailable:
+            await _admin(
                 audit,
                 request,
-                202,
+                503,
                 action="ingestion_upload",
-                job_id=job_id,
-                activate=activate,
-                force=force,
+                error="queue_unavailable",
+                outcome="not_done",
                 filename=filename,
-                sha256=checked.sha256,
-                size=checked.size,
             )
-            await jobs.enqueue(str(stored), activate, force=force, filename=filename, job_id=job_id)
-        except BaseException:
-            if stored is not None:
-                stored.unlink(missing_ok=True)
-            await jobs.release(job_id)
             raise
-        return JSONResponse(status_code=202, content=JobAccepted(job_id=job_id).model_dump())
+        try:
+            stored = await asyncio.to_thread(store_pdf, upload.file, settings.upload_dir, job_id)
+        except BaseException as exc:
+            await jobs.abandon(job_id)
+            if not isinstance(exc, OSError):
+                raise
+            log.error("upload_not_stored", job_id=job_id, error=repr(exc))
+            await _admin(
+                audit,
+                request,
+                503,
+                action="ingestion_upload",
+                error="upload_storage_unavailable",
+                outcome="not_done",
+                filename=filename,
+            )
+            raise _store_failed(exc) from None
+        summary = {
+            "action": "ingestion_upload",
+            "job_id": job_id,
+            "activate": activate,
+            "force": force,
+            "filename": filename,
+            "sha256": checked.sha256,
+            "size": checked.size,
+        }
+        queued = False
+        try:
+            reply = await _queue(
+                request, jobs, audit, summary, job_id, str(stored), activate, force, filename
+            )
+            queued = reply.status_code == 202
+            return reply
+        finally:
+            if not queued:  # nothing will read it
+                stored.unlink(missing_ok=True)
     finally:
         await form.close()
 
@@ -291,7 +354,14 @@ async def list_indexes(request: Request, user: Admin, retrieval: Retrieval, audi
     )
 
 
-@router.post("/indexes/rollback", response_model=IndexVersionOut, responses={404: {"model": ErrorResponse}})
+@router.post(
+    "/indexes/rollback",
+    response_model=IndexVersionOut,
+    responses={
+        404: {"model": ErrorResponse},
+        409: {"model": ErrorResponse, "description": "refused by retrieval: no previous version"},
+    },
+)
 async def rollback_index(
     request: Request, user: Admin, retrieval: Retrieval, audit: Audit
 ) -> IndexVersionOut:
@@ -303,7 +373,20 @@ async def rollback_index(
         except NoActiveIndex:
             active = ""
     async with audit.first(request, "admin", 200, {"action": "rollback", "from_version": active}):
-        return _version_out(await retrieval.rollback())
+        try:
+            return _version_out(await retrieval.rollback())
+        except NoActiveIndex as exc:  # no previous version, or it cannot be served here
+            raise _change_refused(exc) from None
+
+
+def _change_refused(exc: NoActiveIndex) -> HTTPException:
+    """Retrieval's FAILED_PRECONDITION on an index change is a refusal (409, its reason), not an
+    outage: the version is not ready (building, failed), there is no previous version, or it was
+    built with another embedder."""
+    return HTTPException(
+        status_code=409,
+        detail={"code": "index_change_refused", "message": f"Retrieval refused the change: {exc.detail}."},
+    )
 
 
 def _unknown_version(version: str) -> HTTPException:
@@ -317,7 +400,12 @@ def _unknown_version(version: str) -> HTTPException:
 
 
 @router.post(
-    "/indexes/{version}/activate", response_model=IndexVersionOut, responses={404: {"model": ErrorResponse}}
+    "/indexes/{version}/activate",
+    response_model=IndexVersionOut,
+    responses={
+        404: {"model": ErrorResponse},
+        409: {"model": ErrorResponse, "description": "refused by retrieval: the version is not ready"},
+    },
 )
 async def activate_index(
     request: Request, version: Version, user: Admin, retrieval: Retrieval, audit: Audit
@@ -334,6 +422,8 @@ async def activate_index(
             return _version_out(await retrieval.activate(version))
         except RetrievalNotFound:  # removed since it was listed (retention of old versions)
             raise _unknown_version(version) from None
+        except NoActiveIndex as exc:  # not ready (building, failed), or another embedder's
+            raise _change_refused(exc) from None
 
 
 @router.post("/api-keys", status_code=201, response_model=CreatedApiKey)

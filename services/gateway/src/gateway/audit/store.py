@@ -41,6 +41,24 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+# PostgreSQL: unique violation (another writer inserted this seq), serialization failure,
+# deadlock, lock not available
+_CONTENTION_SQLSTATES = frozenset({"23505", "40001", "40P01", "55P03"})
+
+
+def contention(exc: IntegrityError | OperationalError) -> bool:
+    """True for an error that another writer caused and a retry on the new tail resolves: two
+    appends racing for one seq, a lock (SQLite "database is locked"), a serialization failure or
+    deadlock. False for the rest: a database that cannot be reached, a missing table."""
+    sqlstate = getattr(exc.orig, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate in _CONTENTION_SQLSTATES
+    if isinstance(exc, IntegrityError):
+        return True  # SQLite: the seq primary key (or the hash) taken by another writer
+    message = str(exc.orig).lower()
+    return "database is locked" in message or "database table is locked" in message
+
+
 class ActionRefused(Exception):
     """Raised by an `append(..., within=...)` change that must not happen (e.g. no such API key):
     the transaction, record included, is rolled back and the exception reaches the caller."""
@@ -54,12 +72,16 @@ class AuditStore:
         self._engine = engine
 
     def append(self, entry: AuditEntry, within: Within | None = None) -> AuditRecord:
-        """Blocking: run in a thread. Raises after repeated conflicts (the caller answers 503).
-        `within(conn)` runs in the record's transaction, after the insert (see the module doc)."""
+        """Blocking: run in a thread. Retries contention (another writer took the position, a
+        lock); raises at once on anything else (the database is down) and after repeated
+        conflicts, and the caller answers 503. `within(conn)` runs in the record's transaction,
+        after the insert (see the module doc)."""
         for attempt in range(50):
             try:
                 return self._append_once(entry, within)
-            except (IntegrityError, OperationalError):
+            except (IntegrityError, OperationalError) as exc:
+                if not contention(exc):
+                    raise
                 time.sleep(min(0.002 * (attempt + 1), 0.05))
         raise RuntimeError("the audit trail is busy; the record was not written")
 

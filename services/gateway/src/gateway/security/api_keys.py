@@ -2,10 +2,11 @@
 
 Only the SHA-256 of a key is stored (the key is 256 random bits, so a fast hash is enough: there is
 nothing to brute-force). The key itself is shown once, when an admin creates it. Lookups are
-cached for a few seconds; a revoked key stops working within `cache_seconds` on every replica.
+cached per process for `cache_seconds`: a revoked key stops working at once in the process that
+revoked it (`forget_cached`) and within `cache_seconds` in every other worker process and replica.
 
-Creating and revoking have a form that runs on a given connection (`insert`, `revoke_on`) so the
-admin routes commit the change in the same transaction as its audit record.
+Creating and revoking run on a given connection (`insert`, `revoke_on`): the admin routes commit
+the change in the same transaction as its audit record.
 """
 
 from __future__ import annotations
@@ -71,12 +72,6 @@ class ApiKeyStore:
         row = created.model_dump(mode="json", exclude={"api_key", "revoked_at"})
         conn.execute(insert(api_keys).values(**row, key_sha256=_digest(created.api_key)))
 
-    def create(self, name: str, roles: list[Role], created_by: str) -> CreatedApiKey:
-        created = self.new_key(name, roles, created_by)
-        with self._engine.begin() as conn:
-            self.insert(conn, created)
-        return created
-
     def list(self) -> list[ApiKeyInfo]:
         with self._engine.connect() as conn:
             rows = conn.execute(select(api_keys).order_by(api_keys.c.created_at)).mappings().all()
@@ -91,12 +86,6 @@ class ApiKeyStore:
             .values(revoked=True, revoked_at=_now())
         )
         return bool(done.rowcount)
-
-    def revoke(self, key_id: str) -> bool:
-        with self._engine.begin() as conn:
-            done = self.revoke_on(conn, key_id)
-        self.forget_cached()
-        return done
 
     def forget_cached(self) -> None:
         self._cache.clear()

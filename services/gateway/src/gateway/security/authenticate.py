@@ -7,7 +7,8 @@ A request carries one of:
 
 No credentials, or credentials that fail verification: 401 with `WWW-Authenticate: Bearer`.
 An OIDC token while the identity provider cannot be reached: 503 `identity_provider_unavailable`
-(the token may be valid; retry). Valid credentials without an allowed role: 403. The principal
+(the token may be valid; retry); an API key while the gateway database is down: 503
+`auth_unavailable`. Valid credentials without an allowed role: 403. The principal
 is kept on `request.state` for the audit trail and the per-user rate limit.
 """
 
@@ -21,13 +22,16 @@ from typing import Annotated
 import jwt
 from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import APIKeyHeader, OAuth2PasswordBearer
+from sqlalchemy.exc import SQLAlchemyError
 
 from gateway.rate_limits import RateLimiter
 from gateway.security.api_keys import ApiKeyStore
 from gateway.security.oidc import IdentityProviderUnavailable, OidcVerifier
 from gateway.security.principal import ADMIN_ROLES, CLINICAL_ROLES, Principal, Role
 from gateway.security.tokens import TokenIssuer
+from ng12_common.logs import get_logger
 
+log = get_logger("gateway.authenticate")
 TOKEN_URL = "/api/v1/auth/token"
 API_KEY_HEADER = "X-API-Key"
 _bearer = OAuth2PasswordBearer(
@@ -86,7 +90,19 @@ async def current_principal(
     if token:
         principal = await _from_bearer(auth, token)
     elif api_key:
-        found = await asyncio.to_thread(auth.api_keys.authenticate, api_key)
+        try:
+            found = await asyncio.to_thread(auth.api_keys.authenticate, api_key)
+        except SQLAlchemyError as exc:
+            log.warning("api_key_lookup_failed", error=type(exc).__name__)
+            raise HTTPException(
+                status_code=503,
+                detail={
+                    "code": "auth_unavailable",
+                    "message": f"The {API_KEY_HEADER} cannot be checked: the gateway database is "
+                    "unavailable. Try again shortly; tell your administrator if it persists.",
+                },
+                headers={"Retry-After": "5"},
+            ) from None
         if found is None:
             raise _unauthorized("api_key_invalid", f"The {API_KEY_HEADER} is unknown or revoked.")
         principal = found
