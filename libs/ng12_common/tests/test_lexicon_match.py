@@ -237,3 +237,32 @@ def test_positive_and_negative_shorthand() -> None:
     assert normalise_phrase("nitrites -ve, leucocytes +ve", keep_stop_words=True) == (
         "nitrites negative , leucocytes positive"
     )
+
+
+def _statuses(phrase: str) -> dict[str, str | None]:
+    from ng12_common.lexicon_match import read_phrase
+
+    return {m.concept: m.context for m in read_phrase(phrase, LEX).matches}
+
+
+def test_a_negation_runs_through_a_list() -> None:
+    """ConText's scope runs to the end of the sentence: every bare item of a negated list is absent,
+    while "but" or an item with words of its own ("for 2 weeks") ends the list."""
+    assert _statuses("denies weight loss, haemoptysis, tiredness") == {
+        "weight_loss": "negated",
+        "haemoptysis": "negated",
+        "fatigue": "negated",
+    }
+    assert _statuses("no anaemia and haemoptysis or lump") == {
+        "anaemia": "negated",
+        "haemoptysis": "negated",
+        "lump": "negated",
+    }
+    assert _statuses("no weight loss, haemoptysis for 2 weeks")["haemoptysis"] is None
+    assert _statuses("no weight loss but haemoptysis")["haemoptysis"] is None
+    assert _statuses("no weight loss, has had haemoptysis")["haemoptysis"] is None
+
+
+def test_never_negates_what_follows_it() -> None:
+    assert _statuses("never had asbestos exposure")["asbestos_exposure"] == "negated"
+    assert _statuses("never any asbestos exposure")["asbestos_exposure"] == "negated"

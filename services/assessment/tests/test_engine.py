@@ -13,6 +13,7 @@ from assessment.engine import MAX_NEAR_MISSES, assess
 from assessment.knowledge import GuidelineKnowledge, KnowledgeCache
 from assessment.narrative import rules_reasoning
 from ng12_common.models import PatientRecord
+from ng12_common.reading.record import finish, read_record
 from ng12_common.retrieval_client import RetrievalClient
 
 
@@ -664,3 +665,57 @@ def test_a_finding_listed_after_normal_incl_is_not_taken_as_normal(knowledge: Gu
     assert not outcome.complete, [(f.clause, f.status) for f in outcome.findings]
     assert outcome.unrecognised == ["weakness l arm"]
     assert outcome.top_action == "incomplete"
+
+
+def test_a_negative_result_of_an_unknown_test_is_not_used_and_leaves_it_complete(
+    knowledge: GuidelineKnowledge,
+) -> None:
+    """A result that reports nothing found names no finding, whatever the test; a positive or
+    unexplained value of an unknown test still leaves the assessment incomplete."""
+    outcome = assess(
+        _record(
+            age=40, gender="Male", symptoms=["cough"], test_results={"HSV PCR": "negative", "MSU": "NAD"}
+        ),
+        knowledge,
+    )
+    reasons = {u.key: u.reason for u in outcome.unused_test_results}
+    assert "reported negative or normal" in reasons["HSV PCR"] and "MSU" in reasons
+    assert outcome.unrecognised == [] and outcome.complete
+    positive = assess(
+        _record(age=40, gender="Male", symptoms=["cough"], test_results={"chlamydia NAAT": "positive"}),
+        knowledge,
+    )
+    assert positive.unrecognised == ["chlamydia NAAT: positive"] and not positive.complete
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "concept"),
+    [
+        ("coughing up streaks of bright red blood with his morning phlegm", "symptoms", "haemoptysis"),
+        ("blood stained sputum most mornings", "symptoms", "haemoptysis"),
+        ("1 cm indurated ulcer at the left anal margin", "exam_findings", "anal_ulceration"),
+        ("ulcerated lesion on the lateral border of the tongue", "exam_findings", "oral_ulceration"),
+        (
+            "stony dull to percussion at the left base",
+            "exam_findings",
+            "chest_signs_compatible_with_pleural_disease",
+        ),
+        ("pee the colour of rose wine on and off", "symptoms", "haematuria"),
+    ],
+)
+def test_general_compositions_and_signs(
+    knowledge: GuidelineKnowledge, entry: str, field: str, concept: str
+) -> None:
+    """Blood with phlegm is haemoptysis (NHS A-Z); an ulcer at a site is that site's ulceration (SNOMED);
+    stony dullness is a pleural sign (Macleod's); pink or rose urine is visible haematuria (NHS A-Z)."""
+    reading = read_record(_record(age=60, gender="Male", **{field: [entry]}), knowledge.lexicon)
+    facts = finish(reading)
+    assert concept in facts.symptoms or concept in facts.findings, reading.findings
+
+
+def test_a_list_after_denies_is_negated_item_by_item(knowledge: GuidelineKnowledge) -> None:
+    outcome = assess(
+        _record(age=63, gender="Female", symptoms=["tickly cough", "denies SOB, haemoptysis, chest pain"]),
+        knowledge,
+    )
+    assert "1.1.1" not in outcome.matched_ids and "1.1.2" not in outcome.matched_ids

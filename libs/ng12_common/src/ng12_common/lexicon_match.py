@@ -166,6 +166,13 @@ _LATERAL = re.compile(
 _SUGGEST = re.compile(r"\bsuggest(?:s|ing|ive of)\b")
 _WORD_RUN = re.compile(r"\w+")  # where a term can start (terms start with a word character)
 _SEGMENT_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|\bbut\b|\bplus\b|\balso\b)\s*")
+#: A list's separator (comma, semicolon, "and"): a negation carries across it ("denies SOB, haemoptysis,
+#: chest pain"), as medspaCy's ConText scope runs on to the end of the sentence; "but", "plus" and
+#: "also" end it.
+_LIST_SEPARATOR = re.compile(r"^(?:\s|[,;]|\b(?:and|or|nor)\b)*$")
+#: A bare list item: nothing before the finding's words, and after them nothing or the next item
+#: joined by or/nor/and without a number ("weight loss or pain on swallowing"; not "chest pain for 2 weeks").
+_BARE_AFTER = re.compile(r"^\s*(?:(?:or|nor|and)\b[^0-9]*)?$")
 
 
 MatchTier = Literal["exact", "lemma", "curated", "semantic"]
@@ -366,6 +373,13 @@ def _segments(text: str, protected: list[tuple[int, int]]) -> list[tuple[int, in
     return spans
 
 
+def _continues_negated_list(text: str, negated_end: int, start: int, after: str) -> bool:
+    """A bare item of a list whose previous item was negated: "denies SOB, haemoptysis, chest pain"."""
+    if negated_end < 0 or negated_end > start or not _BARE_AFTER.match(after):
+        return False
+    return bool(_LIST_SEPARATOR.match(text[negated_end:start]))
+
+
 def clause_cues(text: str) -> tuple[list[str], dict[str, float]]:
     """The modifiers and qualifiers a clause states (for a concept found by other means)."""
     text = normalise_phrase(text, keep_stop_words=True)
@@ -499,6 +513,7 @@ def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
         return next((i for i, (a, b) in enumerate(segs) if a <= pos < b), len(segs) - 1)
 
     seg_has = {seg_of(a) for a, *_ in hits}
+    negated_end = -1  # where the last finding a negation made absent ends (a list carries it on)
     out: dict[str, ConceptMatch] = {}
     for start, end, concept, kind, tier in hits:
         si = seg_of(start)
@@ -526,6 +541,10 @@ def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
             for k, v in _qualifiers(tail).items():
                 quals.setdefault(k, v)
         context = "negated" if (start, end) in absent_spans else rules.status(before, after)
+        if context is None and _continues_negated_list(text, negated_end, start, after):
+            context = "negated"
+        if context == "negated":
+            negated_end = end
         value = None
         if kind == "test":
             num = _NUMBER.search(after)

@@ -128,6 +128,15 @@ def _tests(
                 reason="not understood: no known test or NG12 finding matches this name or value",
             )
         )
+    for text in reading.negative_unknown_tests:
+        key, _, value = text.partition(": ")
+        unused.append(
+            UnusedTestResult(
+                key=key,
+                value=value,
+                reason="a test NG12 does not use, reported negative or normal: it names no NG12 finding",
+            )
+        )
     return shown, unused
 
 

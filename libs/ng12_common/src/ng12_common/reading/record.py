@@ -89,6 +89,9 @@ class RecordReading:
     pending: list[PendingClause] = field(default_factory=list)
     explanations: list[str] = field(default_factory=list)
     unread_tests: list[str] = field(default_factory=list)
+    #: results of tests the reader does not know, reported negative or normal ("HSV PCR: negative"):
+    #: they name no finding, so they are listed as not used and do not leave the record incomplete
+    negative_unknown_tests: list[str] = field(default_factory=list)
     clinical_words: frozenset[str] = frozenset()  # stems of the lexicon's content words
     test_texts: list[str] = field(default_factory=list)  # "key: value" of every test result
     explained_review: list[str] = field(default_factory=list)  # explanations a clinician must confirm
@@ -470,6 +473,12 @@ _NEGATIVE_VALUE = re.compile(
 
 
 _RESULT_STEMS = frozenset(stems(["positive", "negative"]))
+#: A result that reports nothing found, whatever the test: it cannot name an NG12 finding.
+_NOTHING_FOUND = re.compile(
+    r"^(negative|neg|-ve|not detected|none detected|normal|nad|unremarkable|within normal limits|wnl|"
+    r"no abnormality detected|no abnormalities detected)\.?$",
+    re.I,
+)
 
 
 def _other_hides(reading: RecordReading, entry: str, clause: str, other: str) -> bool:
@@ -501,13 +510,23 @@ def _read_test(
     # Not a known analyte: the key and value may still name a finding ("dermoscopy": "suggests melanoma").
     phrase = read_phrase(f"{key.replace('_', ' ')} {value}", lexicon)
     found = [m for m in phrase.matches if m.kind != "test"]
+    if isinstance(value, str):  # a report of an examination or scan ("USS calf": "indeterminate lesion")
+        _labels, kinds = lexicon_maps(lexicon)
+        norm = normalise_phrase(f"{key.replace('_', ' ')} {value}", keep_stop_words=True)
+        for concept, cue in compose_entry(norm):
+            if concept in kinds and not _NEGATED_CUE.search(norm[: norm.find(cue)]):
+                found.append(
+                    ConceptMatch(concept=concept, kind=kinds[concept], matched_text=cue, tier="curated")
+                )
     if isinstance(value, (str, bool)) and _NEGATIVE_VALUE.match(str(value).strip()):
         # a finding named by the key and answered no ("visible haematuria": "no") is absent
         for m in found:
             m.negated, m.context = True, "negated"  # type: ignore[assignment]
     if not found and isinstance(value, str):
         found = [m for m in read_phrase(f"results {value}", lexicon).matches if m.kind != "test"]
-    if not found:
+    if not found and isinstance(value, str) and _NOTHING_FOUND.match(value.strip()):
+        reading.negative_unknown_tests.append(f"{key}: {value}")
+    elif not found:
         reading.unread_tests.append(f"{key}: {value}")
     for m in found:
         add_match(reading.facts, m, f"{key}: {value}")
