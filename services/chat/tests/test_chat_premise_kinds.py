@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chat.premise import check, claimed_text, claims, describe, for_patient
+from chat.premise import asserts_guideline, check, claimed_text, claims, describe, for_patient
 from ng12_common.criteria import parse_criteria
 from ng12_common.served_recommendations import ServedRecommendation
 
@@ -142,3 +142,13 @@ def test_an_only_age_is_contradicted_by_a_lower_age_for_the_symptom() -> None:
     assert check(only, [bladder], [bladder], [bladder], {"haematuria"})[0]
     from_45 = claims("NG12 says haematuria gets a 2ww from age 45, right?")
     assert check(from_45, [bladder], [bladder], [bladder], {"haematuria"})[0] == []
+
+
+def test_a_vignette_result_and_a_dropped_does_are_not_claims() -> None:
+    """A bare test value after the patient ("45M with ED, PSA 3.0") is the patient's result; "NG12 say
+    refer?" is a question with its "does" dropped; "... according to NICE NG12?" asks. A stated rule
+    ("NG12 uses PSA >4 for all ages", "just to check ...") is still a claim to check."""
+    assert claims("45M with ED, PSA 3.0. NG12 say refer?") == []
+    assert not asserts_guideline("is it a dentist thing according to NICE NG12?")
+    assert [c.kind for c in claims("just to check NG12 uses PSA >4 for all ages?")] == ["threshold"]
+    assert [c.value for c in claims("NG12 says refer at PSA 3.0 for a 45 year old")] == ["3.0"]

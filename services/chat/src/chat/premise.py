@@ -63,12 +63,14 @@ _ASSERTS = re.compile(
     r"(?:(?:only|always|never|just|now|still|clearly|basically)\s+)?"
     r"(says?|said|states?|stated|recommends|recommended that|requires|mandates|advises|specifies|sets|lists|"
     r"puts|tells us|tells you to|wants|expects|insists|stipulates|demands|suggests that|calls for|allows|"
-    r"permits|restricts|limits|refers(?! to)|reserves|only covers|gives(?: us| you| gps)?|lets us)\b|"
+    r"permits|restricts|limits|refers(?! to)|reserves|only covers|gives(?: us| you| gps)?|lets us|uses|"
+    r"applies)\b|"
     # a claim written as an equation or a label: "ng12 = refer if 55+", "NICE: CT for everyone"
     r"\b(ng12|nice)\s*(=|->|:)\s*\w|"
     # a tag question after the claim, wherever the message goes on: "..., correct? 52F, MSU clear"
     r"[,;\-\u2013]\s*(is that |am i |that'?s )?(right|correct|true|yes|yeah)\s*\?|"
-    r"\b(is it true|isn'?t it true|isn'?t it|am i right|correct me|confirm( that)?|i read|i heard|"
+    r"\b(is it true|isn'?t it true|isn'?t it|am i right|correct me|confirm( that)?|just (to )?check(ing)?|"
+    r"i read|i heard|"
     r"i was told|i've been told|we were told|we were taught|i was taught|i learn[te]d|apparently|"
     r"is that (right|correct|true)|"
     r"(?:my|our|a|the) (colleague|trainer|registrar|reg|partner|consultant|supervisor|tutor|mentor|senior|"
@@ -76,8 +78,9 @@ _ASSERTS = re.compile(
     r"(said|says|reckons|thinks|told me|tells me|insists|claims|swears|mentioned))\b|"
     r"\bwhich (recommendation|rec|section|part|paragraph|bit)\b.{0,30}\b(that|this|it|says?)\b|"
     r"\bwhere does (ng12|nice|it|the guideline) say\b|"
+    # not "MRI per NICE?", "... according to NICE NG12?"
     r"\b(according to|as per|per|under|in line with|following|given|since|as|because) "
-    r"(ng12|nice|the guidelines?)(?:'s)?\b(?! (cover|define|mean))(?!\W*$)(?!\s*\?)|"  # not "MRI per NICE?"
+    r"(ng12|nice|the guidelines?)(?:'s)?\b(?! (cover|define|mean))(?!\W*(?:ng12\W*)?$)(?!\s*(?:ng12\s*)?\?)|"
     r"\b(since|as|given that|because) (ng12|nice|the guidelines?|it) (says?|recommends|states|requires)\b|"
     r"\b(does(n'?t| not)|didn'?t|did not) (ng12|nice|the guideline) (say|recommend|state|require)\b|"
     r"\b(surely|i thought|i believe|i understand|my understanding is|i remember)\b|"
@@ -254,10 +257,42 @@ _ASKING_BEFORE = re.compile(
 )
 
 
+#: A bare "say" ending in a question is a question with its "does" dropped: "NG12 say refer?".
+_BARE_SAY_QUESTION = re.compile(r"\bsay\b[^.!?]{0,60}\?", re.IGNORECASE)
+#: A patient written as a vignette before a result ("45M", "72yo", "a 60 year old", "pt", "my patient").
+_VIGNETTE_PATIENT = re.compile(
+    r"\b(\d{1,3}\s?(?:m|f|yo|y/o|yrs?|years?(?: old)?)|pt|patient|man|woman|lady|gentleman|boy|girl)\b",
+    re.IGNORECASE,
+)
+
+
 def asserts_guideline(message: str) -> bool:
     """The message states something as NG12's (a claim to check), rather than only asking
-    ("what does NG12 say about ...?" and "does NICE recommend ...?" ask)."""
-    return any(not _ASKING_BEFORE.search(message[: m.start()]) for m in _ASSERTS.finditer(message))
+    ("what does NG12 say about ...?", "NG12 say refer?" and "does NICE recommend ...?" ask)."""
+    return any(
+        not _ASKING_BEFORE.search(message[: m.start()]) and not _asks_with_bare_say(message, m)
+        for m in _ASSERTS.finditer(message)
+    )
+
+
+def _asks_with_bare_say(message: str, m: re.Match[str]) -> bool:
+    say = re.search(r"\bsay\b", m.group(0), re.IGNORECASE)
+    return say is not None and _BARE_SAY_QUESTION.match(message, m.start() + say.start()) is not None
+
+
+def _vignette_value(message: str, m: re.Match[str]) -> bool:
+    """A test and a bare number (no comparison, no threshold word) after a patient in the same
+    sentence is that patient's result ("45M with ED, PSA 3.0"), not a claim about NG12."""
+    between = message[m.end("test") : m.start("num")]
+    if re.search(
+        r"[<>≤≥=]|\b(of|above|over|greater|more|higher|exceeding|at least|below|under|less|lower|"
+        r"threshold|cut[- ]?off|limit)\b",
+        between,
+        re.IGNORECASE,
+    ):
+        return False
+    sentence = re.split(r"[.!?]\s", message[: m.start()])[-1]
+    return _VIGNETTE_PATIENT.search(sentence) is not None
 
 
 def _test_key(word: str, table: dict[str, str]) -> str | None:
@@ -306,7 +341,7 @@ def claims(message: str) -> list[Claim]:
     out: list[Claim] = []
     taken: list[tuple[int, int]] = []
     for m in _THRESHOLD.finditer(message):
-        if _PATIENT_RESULT.search(message[: m.start()]):
+        if _PATIENT_RESULT.search(message[: m.start()]) or _vignette_value(message, m):
             continue
         key = _test_key(m.group("test"), _TEST_WORDS)
         out.append(Claim("threshold", m.group(0).strip(), m.group("num"), key))
