@@ -701,6 +701,7 @@ def test_a_negative_result_of_an_unknown_test_is_not_used_and_leaves_it_complete
             "chest_signs_compatible_with_pleural_disease",
         ),
         ("pee the colour of rose wine on and off", "symptoms", "haematuria"),
+        ("heaviness in the left testicle for 6 weeks", "symptoms", "testicular_symptoms"),
     ],
 )
 def test_general_compositions_and_signs(
