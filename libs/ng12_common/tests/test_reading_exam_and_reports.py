@@ -188,3 +188,17 @@ def test_an_explained_cancer_feature_always_goes_to_review() -> None:
         finish(reading)
         assert "explained" in reading.facts.symptoms[concept].modifiers, concept
         assert any(e.startswith(concept.replace("_", " ")) for e in reading.explained_review), concept
+
+
+def test_examined_parts_joined_before_one_normal_status_share_it() -> None:
+    """ "breasts and axillae NAD": the breasts are as normal as the axillae; a finding between them
+    ("weakness L arm") keeps the earlier part unread, so nothing that might be a finding is read away."""
+
+    def unread(exam: str) -> list[str]:
+        return read_record(
+            {"age": 40, "gender": "Female", "symptoms": [], "exam_findings": [exam]}, []
+        ).unread
+
+    assert unread("breasts and axillae NAD") == []
+    assert unread("heart, lungs clear") == []
+    assert unread("breasts, weakness L arm, axillae NAD") == ["breasts", "weakness l arm"]

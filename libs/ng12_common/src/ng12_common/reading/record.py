@@ -308,6 +308,7 @@ def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
     only names examined parts (normal_exam.yaml: gait, coordination, reflexes) is normal. Safety: any
     other item holding a finding word of the lexicon (other than a body site: "weakness L arm") is
     not taken as normal; it stays unread, so the record stays incomplete rather than hide it."""
+    _parts_sharing_a_normal_status(reading, first)
     norm = normalise_phrase(entry, keep_stop_words=True)
     m = _NORMAL_LIST.search(norm)
     if m is None:
@@ -322,6 +323,20 @@ def _normal_list(reading: RecordReading, entry: str, first: int) -> None:
             item.status, item.evidence = "absent", "listed in an examination stated normal"
             listed.add(i)
     reading.pending = [p for p in reading.pending if p.index not in listed]
+
+
+def _parts_sharing_a_normal_status(reading: RecordReading, first: int) -> None:
+    """Examined parts joined before one normal status share it: in "breasts and axillae NAD" or
+    "heart, lungs clear" the parts alone ("breasts") are as normal as the part the status follows.
+    Only a clause that names examined parts and nothing else (normal_exam.yaml) takes the status."""
+    items = reading.findings[first:]
+    for k, item in enumerate(items):
+        if item.status != "unread" or not names_only_examined_parts(item.clause):
+            continue
+        following = next((later for later in items[k + 1 :] if later.entry == item.entry), None)
+        if following is not None and following.status == "absent" and normal_exam(following.clause):
+            item.status, item.evidence = "absent", "examination stated normal"
+            reading.pending = [p for p in reading.pending if p.index != first + k]
 
 
 # Findings spread over the body surface: a clause naming a further surface says where they are.
