@@ -111,11 +111,11 @@ async def _drive(
                 async with session.post("/api/v1/chat/sessions") as made:
                     text = await made.text()
                     try:
-                        made_id = json.loads(text)["session_id"] if made.status == 200 else None
+                        made_id = json.loads(text)["session_id"] if made.status in (200, 201) else None
                     except (ValueError, KeyError, TypeError):
                         made_id = None
                     if not isinstance(made_id, str):
-                        status = made.status if made.status != 200 else 502
+                        status = made.status if made.status not in (200, 201) else 502
                         if status not in refused:
                             refused.add(status)
                             print(f"POST /api/v1/chat/sessions answered {made.status}: {text[:200]}")
