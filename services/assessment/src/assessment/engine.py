@@ -119,24 +119,15 @@ def _tests(
                     key=lab.key, value=lab.value, reason=f"{lab.rule}; no NG12 criterion uses it"
                 )
             )
-    for text in reading.unread_tests:
-        key, _, value = text.partition(": ")
-        unused.append(
-            UnusedTestResult(
-                key=key,
-                value=value,
-                reason="not understood: no known test or NG12 finding matches this name or value",
-            )
-        )
-    for text in reading.negative_unknown_tests:
-        key, _, value = text.partition(": ")
-        unused.append(
-            UnusedTestResult(
-                key=key,
-                value=value,
-                reason="a test NG12 does not use, reported negative or normal: it names no NG12 finding",
-            )
-        )
+    not_understood = "not understood: no known test or NG12 finding matches this name or value"
+    nothing_found = "a test NG12 does not use, reported negative or normal: it names no NG12 finding"
+    for texts, reason in (
+        (reading.unread_tests, not_understood),
+        (reading.negative_unknown_tests, nothing_found),
+    ):
+        for text in texts:
+            key, _, value = text.partition(": ")
+            unused.append(UnusedTestResult(key=key, value=value, reason=reason))
     return shown, unused
 
 

@@ -61,15 +61,7 @@ async def _from_bearer(auth: Authenticator, token: str) -> Principal:
             return auth.tokens.verify(token)
         return await asyncio.to_thread(auth.oidc.verify, token)
     except IdentityProviderUnavailable as exc:
-        raise HTTPException(
-            status_code=503,
-            detail={
-                "code": "identity_provider_unavailable",
-                "message": f"Sign-in cannot be checked: {exc}. Try again shortly; tell your "
-                "administrator if it persists.",
-            },
-            headers={"Retry-After": "5"},
-        ) from None
+        raise _cannot_check("identity_provider_unavailable", f"Sign-in cannot be checked: {exc}.") from None
     except jwt.ExpiredSignatureError:
         raise _unauthorized(
             "token_expired", f"The access token has expired; sign in again ({TOKEN_URL})."
@@ -79,6 +71,18 @@ async def _from_bearer(auth: Authenticator, token: str) -> Principal:
             "token_invalid",
             f"The access token is not valid ({type(exc).__name__}); sign in again ({TOKEN_URL}).",
         ) from None
+
+
+def _cannot_check(code: str, what: str) -> HTTPException:
+    """503: the credentials could not be checked (a dependency is down), so the caller retries."""
+    return HTTPException(
+        status_code=503,
+        detail={
+            "code": code,
+            "message": f"{what} Try again shortly; tell your administrator if it persists.",
+        },
+        headers={"Retry-After": "5"},
+    )
 
 
 async def current_principal(
@@ -94,14 +98,9 @@ async def current_principal(
             found = await asyncio.to_thread(auth.api_keys.authenticate, api_key)
         except SQLAlchemyError as exc:
             log.warning("api_key_lookup_failed", error=type(exc).__name__)
-            raise HTTPException(
-                status_code=503,
-                detail={
-                    "code": "auth_unavailable",
-                    "message": f"The {API_KEY_HEADER} cannot be checked: the gateway database is "
-                    "unavailable. Try again shortly; tell your administrator if it persists.",
-                },
-                headers={"Retry-After": "5"},
+            raise _cannot_check(
+                "auth_unavailable",
+                f"The {API_KEY_HEADER} cannot be checked: the gateway database is unavailable.",
             ) from None
         if found is None:
             raise _unauthorized("api_key_invalid", f"The {API_KEY_HEADER} is unknown or revoked.")
