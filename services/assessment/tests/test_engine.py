@@ -139,7 +139,7 @@ def test_deterministic_order(knowledge: GuidelineKnowledge) -> None:
         again = assess(record, knowledge)
         assert again.matched == first.matched and again.near_misses == first.near_misses
     ranks = [m.action for m in first.matched]
-    from assessment.risk import action_rank
+    from ng12_common.actions import action_rank
 
     assert ranks == sorted(ranks, key=action_rank)
     assert first.top_action == first.matched[0].action
@@ -720,3 +720,19 @@ def test_a_list_after_denies_is_negated_item_by_item(knowledge: GuidelineKnowled
         knowledge,
     )
     assert "1.1.1" not in outcome.matched_ids and "1.1.2" not in outcome.matched_ids
+
+
+def test_one_action_vocabulary_is_shared_with_the_frontend() -> None:
+    """The web app's badges (frontend/js/vocab.js) cover exactly the actions and outcomes of
+    ng12_common.actions, and the knowledge base's actions are its NG12 actions, most urgent first."""
+    import re
+    from pathlib import Path
+
+    from ng12_common.actions import ACTION_ORDER, ACTIONS, action_rank
+
+    vocab = (Path(__file__).resolve().parents[3] / "frontend" / "js" / "vocab.js").read_text("utf-8")
+    block = vocab.split("export const ACTIONS = {", 1)[1].split("\n};", 1)[0]
+    frontend = set(re.findall(r"^  ([a-z_]+): \{", block, re.M))
+    assert frontend == set(ACTIONS)
+    assert [action_rank(a) for a in ACTION_ORDER] == list(range(len(ACTION_ORDER)))
+    assert all(action_rank(o) > action_rank("other") for o in ("no_criteria_met", "incomplete"))

@@ -152,14 +152,15 @@ def test_the_criterion_met_is_said_in_ng12s_words() -> None:
     from chat.selection import met_in_words
     from ng12_common.criteria import AtomResult
 
-    def atom(op: str, requirement: str) -> AtomResult:
-        return AtomResult(op=op, met=True, requirement=requirement, evidence=requirement)
+    def atom(op: str, requirement: str, threshold: float | None = None) -> AtomResult:
+        return AtomResult(op=op, met=True, requirement=requirement, evidence=requirement, threshold=threshold)
 
-    adult, fifty = atom("age_gte", "age ≥ 18"), atom("age_gte", "age ≥ 50")
+    # the ages come from the atoms' typed thresholds, never from their words
+    adult, fifty = atom("age_gte", "age ≥ 18", 18), atom("age_gte", "aged 50 and over", 50)
     bleeding = atom("symptom", "unexplained rectal bleeding")
     assert met_in_words([adult, fifty, bleeding]) == "aged 50 and over with unexplained rectal bleeding"
     pain = atom("symptom", "unexplained abdominal pain")
-    under = atom("age_lt", "age < 50")
+    under = atom("age_lt", "age < 50", 50)
     assert met_in_words([adult, under, bleeding, pain]) == (
         "aged 18 to 49 with unexplained rectal bleeding and unexplained abdominal pain"
     )

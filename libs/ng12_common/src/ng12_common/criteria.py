@@ -450,6 +450,7 @@ class AtomResult:
     evidence: str | None = None  # "age 55 ≥ 40" (when met)
     gap: Gap | None = None  # what is missing (when not met)
     provisional: str | None = None  # a judgement a met atom relies on
+    threshold: float | None = None  # an age atom's age (AgeGte/AgeLt value), met or not
 
     @property
     def missing(self) -> str | None:
@@ -779,15 +780,14 @@ def _eval_atom(node: Atom, facts: PatientFacts, ctx: EvalContext) -> AtomResult:
         ok = facts.age >= node.value if isinstance(node, AgeGte) else facts.age < node.value
         sym = "≥" if isinstance(node, AgeGte) else "<"
         if ok:
-            return AtomResult(
-                op=node.op, met=True, requirement=req, evidence=f"age {facts.age} {sym} {node.value}"
-            )
+            evidence = f"age {facts.age} {sym} {node.value}"
+            return AtomResult(op=node.op, met=True, requirement=req, evidence=evidence, threshold=node.value)
         gap: Gap = (
             AgeBelow(req, node.value, facts.age)
             if isinstance(node, AgeGte)
             else AgeNotBelow(req, node.value, facts.age)
         )
-        return AtomResult(op=node.op, met=False, requirement=req, gap=gap)
+        return AtomResult(op=node.op, met=False, requirement=req, gap=gap, threshold=node.value)
     if isinstance(node, SexIs):
         if facts.sex == node.value:
             return AtomResult(op=node.op, met=True, requirement=req, evidence=f"sex {facts.sex}")

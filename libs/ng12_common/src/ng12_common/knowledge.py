@@ -14,29 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Action = Literal[
-    "immediate_referral",
-    "very_urgent_referral",
-    "very_urgent_investigation",
-    "suspected_cancer_pathway_referral",
-    "urgent_investigation",
-    "non_urgent_referral",
-    "non_urgent_investigation",
-    "primary_care_test",
-    "other",
-]
-#: Most urgent first; index = urgency rank (lower is more urgent).
-ACTION_ORDER: tuple[str, ...] = (
-    "immediate_referral",
-    "very_urgent_referral",
-    "very_urgent_investigation",
-    "suspected_cancer_pathway_referral",
-    "urgent_investigation",
-    "non_urgent_referral",
-    "non_urgent_investigation",
-    "primary_care_test",
-    "other",
-)
+from ng12_common.actions import Action
+
 Strength = Literal["refer", "offer", "consider", "other"]
 Timeframe = Literal["immediate", "48 hours", "2 weeks", "none"]
 CriteriaStatus = Literal["derived", "curated", "stale", "none"]

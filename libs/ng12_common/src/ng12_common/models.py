@@ -10,20 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ActionOrNone = Literal[
-    "immediate_referral",
-    "very_urgent_referral",
-    "very_urgent_investigation",
-    "suspected_cancer_pathway_referral",
-    "urgent_investigation",
-    "non_urgent_referral",
-    "non_urgent_investigation",
-    "primary_care_test",
-    "other",
-    "no_criteria_met",
-    "incomplete",
-    "not_assessed",
-]
+from ng12_common.actions import ActionOrOutcome
+
+ActionOrNone = ActionOrOutcome  # ng12_common.actions: the one action vocabulary
 #: "contradicted": the question rests on something NG12 does not say (a claimed threshold, age or
 #: interval); the answer says so and quotes what NG12 does say, with citations (docs/chat.md).
 Grounding = Literal[

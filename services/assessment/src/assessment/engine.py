@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from assessment.knowledge import GuidelineKnowledge
-from assessment.risk import INCOMPLETE, NO_CRITERIA_MET, action_info, action_rank
+from ng12_common.actions import INCOMPLETE, NO_CRITERIA_MET, action_info, action_rank
 from ng12_common.criteria import (
     ASSUMPTIONS,
     Criterion,

@@ -13,6 +13,7 @@ from collections import OrderedDict
 
 from chat.premise import ages_with
 from chat.selection import Selection
+from ng12_common.actions import ACTIONS
 from ng12_common.citations import recommendation_citation
 from ng12_common.criteria import AgeGte, AgeLt, TestByAge, band_for_age, iter_nodes
 from ng12_common.models import Citation
@@ -29,17 +30,8 @@ SCOPE = (
     "in primary care (suspected cancer pathway referrals, urgent tests, safety netting). It does not "
     "cover treatment, drug doses, prognosis or other guidelines."
 )
-ACTION_LABELS = {
-    "immediate_referral": "immediate referral",
-    "very_urgent_referral": "very urgent referral (within 48 hours)",
-    "very_urgent_investigation": "very urgent investigation (within 48 hours)",
-    "suspected_cancer_pathway_referral": "suspected cancer pathway referral",
-    "urgent_investigation": "urgent investigation (within 2 weeks)",
-    "non_urgent_referral": "non-urgent referral",
-    "non_urgent_investigation": "non-urgent investigation",
-    "primary_care_test": "test in primary care",
-    "other": "other advice",
-}
+#: Short heading of each action in a list of recommendations (ng12_common.actions).
+ACTION_LABELS = {a: e.label for a, e in ACTIONS.items()}
 
 
 def with_disclaimer(text: str) -> str:
@@ -342,15 +334,7 @@ def false_premise(claimed: str, quotes: list[Citation], compared: str = "") -> s
 
 
 #: NG12's defined term for each action's timeframe (its "Terms used in this guideline").
-ACTION_TERMS = {
-    "immediate_referral": "Immediate",
-    "very_urgent_referral": "Very urgent",
-    "very_urgent_investigation": "Very urgent",
-    "urgent_investigation": "Urgent",
-    "suspected_cancer_pathway_referral": "Suspected cancer pathway referral",
-    "non_urgent_referral": "Non-urgent",
-    "non_urgent_investigation": "Non-urgent",
-}
+ACTION_TERMS = {a: e.term for a, e in ACTIONS.items() if e.term}
 _GROUP_WORDS = {
     "children": "children",
     "children_and_young_people": "children and young people",

@@ -93,8 +93,8 @@ def met_in_words(satisfied: list[AtomResult]) -> str:
     over with unexplained rectal bleeding" (the highest lower age bound and the lowest upper one
     met, then each symptom, finding or test met). Empty when only another recommendation's
     criteria were met (1.3.4: "1.3.1 applies")."""
-    over = max((_bound(a.requirement) for a in satisfied if a.op == "age_gte"), default=None)
-    under = min((_bound(a.requirement) for a in satisfied if a.op == "age_lt"), default=None)
+    over = max((_bound(a) for a in satisfied if a.op == "age_gte"), default=None)
+    under = min((_bound(a) for a in satisfied if a.op == "age_lt"), default=None)
     things = list(dict.fromkeys(a.requirement for a in satisfied if a.op in _MET_WORDS))
     if not things:
         return ""
@@ -108,10 +108,9 @@ def met_in_words(satisfied: list[AtomResult]) -> str:
     return f"{age} with {listed}" if age else listed
 
 
-def _bound(requirement: str) -> int:
-    """The age in an age atom's requirement ("age ≥ 40" -> 40)."""
-    found = re.search(r"\d+", requirement)
-    return int(found.group(0)) if found else 0
+def _bound(atom: AtomResult) -> int:
+    """The age of an age atom (its typed threshold, never read back from its words)."""
+    return int(atom.threshold or 0)
 
 
 #: Criterion atoms named when saying what a patient meets (not sex, not "another recommendation").

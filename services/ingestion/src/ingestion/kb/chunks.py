@@ -19,21 +19,11 @@ from collections.abc import Callable, Sequence
 from ingestion.kb.layout import Document
 from ingestion.kb.prose import block_paragraphs
 from ingestion.kb.structure import ProseBlock
+from ng12_common.actions import action_info
 from ng12_common.knowledge import Chunk, Population, Recommendation, SymptomRow, text_hash
 
 _MAX_PROSE_CHARS = 1500
 
-ACTION_WORDS = {
-    "immediate_referral": "immediate referral (within a few hours)",
-    "very_urgent_referral": "very urgent referral (appointment within 48 hours)",
-    "very_urgent_investigation": "very urgent investigation (within 48 hours)",
-    "suspected_cancer_pathway_referral": "suspected cancer pathway referral",
-    "urgent_investigation": "urgent investigation (within 2 weeks)",
-    "non_urgent_referral": "non-urgent (routine) referral",
-    "non_urgent_investigation": "non-urgent or direct access investigation",
-    "primary_care_test": "test in primary care",
-    "other": "other advice",
-}
 _AGE_GROUP_WORDS = {
     "adults": "adults",
     "children_and_young_people": "children and young people",
@@ -101,7 +91,7 @@ def recommendation_chunks(
         )
         lines = [
             " > ".join(rec_path(rec)),
-            f"Action: {ACTION_WORDS[rec.action]}; strength: {rec.strength}; timeframe: {rec.timeframe}.",
+            f"Action: {action_info(rec.action).words}; strength: {rec.strength}; timeframe: {rec.timeframe}.",
             f"Applies to: {describe_population(rec.population)}. Cancer site: {rec.cancer_site}.",
             rec.text,
         ]
