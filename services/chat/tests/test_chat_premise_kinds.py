@@ -152,3 +152,19 @@ def test_a_vignette_result_and_a_dropped_does_are_not_claims() -> None:
     assert not asserts_guideline("is it a dentist thing according to NICE NG12?")
     assert [c.kind for c in claims("just to check NG12 uses PSA >4 for all ages?")] == ["threshold"]
     assert [c.value for c in claims("NG12 says refer at PSA 3.0 for a 45 year old")] == ["3.0"]
+
+
+def test_a_routine_referral_is_claimed_as_non_urgent_however_it_is_worded() -> None:
+    """ "Routine" is the everyday word for NG12's "non-urgent": a routine referral to any service,
+    or referring routinely, claims the non-urgent route (checked against the recommendations on
+    the symptoms, so "routine referral for an absent red reflex" is contradicted by 1.12.x's urgent
+    referral). Without "routine" (or "non-urgent") no route is claimed."""
+    from chat.premise import claims
+
+    def routes(message: str) -> list[str]:
+        return [c.value for c in claims(message) if c.kind == "action"]
+
+    assert routes("NG12 just says routine optometry/ophthalmology referral doesn't it") == ["non-urgent"]
+    assert routes("NG12 says refer hoarseness routinely, right?") == ["non-urgent"]
+    assert routes("NG12 says a routine referral is fine for this") == ["non-urgent"]
+    assert routes("NG12 says refer to ophthalmology, right?") == []

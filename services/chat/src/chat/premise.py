@@ -226,7 +226,7 @@ _URGENCY = re.compile(r"\b(immediate(?:ly)?|same[- ]day|emergency|straight to a&
 #: A referral route claimed for a symptom ("kids with petechiae go on the 2ww pathway").
 _ACTION = re.compile(
     r"\b(2 ?ww|two[- ]week[- ]wait|2[- ]week[- ]wait|suspected cancer pathway|very urgent|non-urgent|"
-    r"routine referral)\b",
+    r"routine(?:\s+[\w/&-]+){0,3}?\s+referral|refer\w*\s+(?:[\w/&-]+\s+){0,3}?routinely)\b",
     re.IGNORECASE,
 )
 _ACTION_TEXT = {"very urgent": "very urgent", "non-urgent": "non-urgent", "routine referral": "non-urgent"}
@@ -393,6 +393,8 @@ def claims(message: str) -> list[Claim]:
         out.append(Claim("urgency", m.group(0), m.group(1).lower().removesuffix("ly")))
     for m in _ACTION.finditer(message):
         phrase = m.group(1).lower()
+        if "routine" in phrase:  # "routine referral", "a routine ENT referral", "refer routinely"
+            phrase = "routine referral"
         out.append(Claim("action", m.group(0), _ACTION_TEXT.get(phrase, "suspected cancer pathway")))
     for m in _MEASURE_CLAIM.finditer(message):
         if any(a <= m.start() < b for a, b in taken) or _PATIENT_MEASURE.search(message[: m.start()]):
