@@ -90,3 +90,14 @@ def test_a_statement_beside_a_declined_request_is_context_not_a_question() -> No
     assert leaves_question(
         "pathway criteria for myeloma; and the bleep number", ["pathway criteria for myeloma"]
     )
+
+
+def test_treatment_abbreviations_are_treatment_requests() -> None:
+    """ "tx" and "rx" are the usual abbreviations of treatment: first-line tx and tx options are
+    treatment questions; a first-line TEST is not (NG12 names tests)."""
+    from chat.guardrails import rule_scope
+
+    assert rule_scope("whats first line tx for this these days?") == "treatment"
+    assert rule_scope("rx options for early breast ca?") == "treatment"
+    assert rule_scope("first line management of prostate ca") == "treatment"
+    assert rule_scope("is a urine test first line for suspected myeloma?") is None

@@ -130,7 +130,8 @@ _DOSING = re.compile(
     r"surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after|"
     # how a cancer is treated or managed (not "treatment-resistant dyspepsia")
     r"how (is|are|would|should|do|does|can) ([a-z'-]+ ){1,3}(be |get )?(treated|managed)|"
-    r"treat(ment)? options?|first[- ]line (treatment|therapy)|"
+    # tx / rx: the usual abbreviations of treatment (Oxford Handbook of General Practice)
+    r"(treat(ment)?|tx|rx) options?|first[- ]line (treatment|therapy|tx|rx|regimen|management)|"
     r"how (do|should|would|can) (i|you|we) (treat|manage) (it|this|that|them|her|him|[a-z]+ cancer))\b",
     re.IGNORECASE,
 )
