@@ -59,7 +59,13 @@ def configure_logging(service: str, level: str = "INFO") -> None:
         _add_trace_id,
     ]
     structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        # filter_by_level first: a line below the level (the per-request access line at WARNING)
+        # is dropped before the other processors format it
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,

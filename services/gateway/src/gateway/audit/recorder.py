@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -79,10 +80,88 @@ class AuditUnavailable(Exception):
     """The audit record could not be written: the caller gets 503, never an unaudited answer."""
 
 
+class AuditWriter:
+    """Appends audit records from the event loop on ONE thread of its own, in group commits.
+
+    Records asked for while a write is in progress are appended together in the next transaction
+    (`AuditStore.append_batch`: consecutive seqs, committed together), and each caller resumes once
+    its own record is committed, as with one transaction per record. One writing thread per process
+    means the process's writes never wait for each other's database lock (SQLite's busy handler
+    sleeps 1 to 100 ms when two connections want to write), and a batch costs one transaction, not
+    one per record. If a batch of several fails for anything but contention, each of its records
+    is tried alone, so one record's failure never refuses another's answer. A change made in the
+    record's transaction (`within`) is always written alone."""
+
+    def __init__(self, store: AuditStore) -> None:
+        self.store = store
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-writer")
+        # records waiting for the next batch, per event loop (tests run several loops in turn);
+        # a loop has an entry while its flushing task runs
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._queues: dict[
+            asyncio.AbstractEventLoop, list[tuple[AuditEntry, asyncio.Future[AuditRecord]]]
+        ] = {}
+
+    async def append(self, entry: AuditEntry, within: Within | None = None) -> AuditRecord:
+        loop = asyncio.get_running_loop()
+        if within is not None:
+            return await loop.run_in_executor(self._executor, self.store.append, entry, within)
+        done: asyncio.Future[AuditRecord] = loop.create_future()
+        queue = self._queues.get(loop)
+        if queue is None:
+            queue = self._queues[loop] = []
+            task = loop.create_task(self._flush(loop, queue))
+            self._tasks.add(task)  # a reference until it is done
+            task.add_done_callback(self._tasks.discard)
+        queue.append((entry, done))
+        return await done
+
+    async def _flush(
+        self, loop: asyncio.AbstractEventLoop, queue: list[tuple[AuditEntry, asyncio.Future[AuditRecord]]]
+    ) -> None:
+        try:
+            while queue:
+                batch = queue[:]
+                del queue[:]
+                try:
+                    records = await loop.run_in_executor(self._executor, self._write, [e for e, _ in batch])
+                except BaseException as exc:  # cancelled with the loop: leave no caller waiting
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(exc)
+                    raise
+                for (_, done), outcome in zip(batch, records, strict=True):
+                    if done.done():
+                        continue
+                    if isinstance(outcome, BaseException):
+                        done.set_exception(outcome)
+                    else:
+                        done.set_result(outcome)
+        finally:
+            if self._queues.get(loop) is queue:
+                del self._queues[loop]
+
+    def _write(self, entries: list[AuditEntry]) -> list[AuditRecord | BaseException]:
+        """On the writer thread: the batch in one transaction; failing that, each record alone."""
+        if len(entries) > 1:
+            try:
+                return list(self.store.append_batch(entries))
+            except Exception as exc:  # noqa: BLE001 - retried one by one below: each caller gets its own outcome
+                log.info("audit_batch_written_one_by_one", records=len(entries), error=type(exc).__name__)
+        out: list[AuditRecord | BaseException] = []
+        for entry in entries:
+            try:
+                out.append(self.store.append(entry))
+            except Exception as exc:  # noqa: BLE001 - handed to that record's caller
+                out.append(exc)
+        return out
+
+
 class AuditRecorder:
     def __init__(self, store: AuditStore, trusted_hops: int = 0) -> None:
         self.store = store
         self.trusted_hops = trusted_hops
+        self.writer = AuditWriter(store)
 
     async def write(
         self,
@@ -115,7 +194,7 @@ class AuditRecorder:
             **(outcome_of(reply) if reply and status < 400 else {}),
         )
         try:
-            return await asyncio.to_thread(self.store.append, entry, within)
+            return await self.writer.append(entry, within)
         except ActionRefused:
             raise
         except Exception as exc:  # noqa: BLE001 - any storage failure: refuse to answer, say why

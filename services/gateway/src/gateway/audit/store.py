@@ -11,6 +11,7 @@ records and moves the anchor (the last deleted record's seq and hash) so the res
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -85,7 +86,22 @@ class AuditStore:
                 time.sleep(min(0.002 * (attempt + 1), 0.05))
         raise RuntimeError("the audit trail is busy; the record was not written")
 
+    def append_batch(self, entries: list[AuditEntry]) -> list[AuditRecord]:
+        """Append `entries` in order in ONE transaction (consecutive seqs, each linked to the one
+        before): all are committed or none. Blocking; contention is retried as in `append`."""
+        for attempt in range(50):
+            try:
+                return self._append_all(entries, None)
+            except (IntegrityError, OperationalError) as exc:
+                if not contention(exc):
+                    raise
+                time.sleep(min(0.002 * (attempt + 1), 0.05))
+        raise RuntimeError("the audit trail is busy; the records were not written")
+
     def _append_once(self, entry: AuditEntry, within: Within | None) -> AuditRecord:
+        return self._append_all([entry], within)[0]
+
+    def _append_all(self, entries: list[AuditEntry], within: Within | None) -> list[AuditRecord]:
         with self._engine.begin() as conn:
             tail = conn.execute(_TAIL).first()
             if tail is None:
@@ -93,28 +109,33 @@ class AuditStore:
                 seq, prev = (anchor[0] + 1, anchor[1]) if anchor else (1, GENESIS)
             else:
                 seq, prev = tail[0] + 1, tail[1]
-            record = AuditRecord(**entry.model_dump(), seq=seq, ts=_now(), prev_hash=prev)
-            record.hash = record_hash(record)
-            conn.execute(
-                _INSERT,
-                {
-                    "seq": record.seq,
-                    "ts": record.ts,
-                    "request_id": record.request_id,
-                    "actor": record.actor,
-                    "role": record.role,
-                    "kind": record.kind,
-                    "method": record.method,
-                    "route": record.route,
-                    "status": record.status,
-                    "record": canonical(record),
-                    "prev_hash": record.prev_hash,
-                    "hash": record.hash,
-                },
-            )
+            records, rows = [], []
+            for entry in entries:
+                record = AuditRecord(**entry.model_dump(), seq=seq, ts=_now(), prev_hash=prev)
+                text = canonical(record)  # what is hashed and stored (computed once)
+                record.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                records.append(record)
+                rows.append(
+                    {
+                        "seq": record.seq,
+                        "ts": record.ts,
+                        "request_id": record.request_id,
+                        "actor": record.actor,
+                        "role": record.role,
+                        "kind": record.kind,
+                        "method": record.method,
+                        "route": record.route,
+                        "status": record.status,
+                        "record": text,
+                        "prev_hash": record.prev_hash,
+                        "hash": record.hash,
+                    }
+                )
+                seq, prev = seq + 1, record.hash
+            conn.execute(_INSERT, rows if len(rows) > 1 else rows[0])
             if within is not None:
                 within(conn)
-        return record
+        return records
 
     def query(
         self, since: str | None = None, user: str | None = None, kind: str | None = None, limit: int = 1000

@@ -37,10 +37,18 @@ def load_or_create_secret(configured: str, auth_dir: Path) -> str:
     return path.read_text(encoding="utf-8").strip()
 
 
+#: Verified tokens remembered per process (a client sends the same token with every request).
+VERIFIED_CACHE_SIZE = 10_000
+
+
 class TokenIssuer:
     def __init__(self, secret: str, ttl_seconds: int) -> None:
         self._secret = secret
         self.ttl_seconds = ttl_seconds
+        # token -> (principal, valid from, valid until): tokens that passed `verify`. A token is
+        # signed by this process's fixed key, so it verifies again exactly while the time is within
+        # its iat/nbf and exp, which a cache hit checks; anything else is verified in full.
+        self._verified: dict[str, tuple[Principal, float, float]] = {}
 
     def issue(self, subject: str, roles: list[Role], now: float | None = None) -> str:
         issued = int(time.time() if now is None else now)
@@ -58,6 +66,8 @@ class TokenIssuer:
 
     def is_ours(self, token: str) -> bool:
         """True if the (unverified) token names this gateway as issuer."""
+        if token in self._verified:  # verified earlier: its issuer is this gateway
+            return True
         try:
             return jwt.decode(token, options={"verify_signature": False}).get("iss") == ISSUER
         except jwt.PyJWTError:
@@ -65,6 +75,11 @@ class TokenIssuer:
 
     def verify(self, token: str) -> Principal:
         """The principal of a valid token; raises jwt.PyJWTError otherwise."""
+        cached = self._verified.get(token)
+        if cached is not None:
+            principal, valid_from, valid_until = cached
+            if valid_from <= time.time() < valid_until:  # PyJWT's iat, nbf and exp checks (no leeway)
+                return principal
         claims = jwt.decode(
             token,
             self._secret,
@@ -74,4 +89,9 @@ class TokenIssuer:
             options={"require": ["exp", "iat", "sub", "iss", "aud"]},
         )
         roles = frozenset(Role(r) for r in claims.get("roles", []) if r in Role._value2member_map_)
-        return Principal(subject=f"local:{claims['sub']}", roles=roles, method="local")
+        principal = Principal(subject=f"local:{claims['sub']}", roles=roles, method="local")
+        valid_from = max(int(claims["iat"]), int(claims.get("nbf", claims["iat"])))
+        if len(self._verified) >= VERIFIED_CACHE_SIZE:
+            self._verified.clear()
+        self._verified[token] = (principal, valid_from, int(claims["exp"]))
+        return principal
