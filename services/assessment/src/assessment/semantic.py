@@ -1,10 +1,12 @@
 """Tier 3 of reading a record: semantic similarity between a clause and each concept's words.
 
 The embedding model is retrieval's (the `Embed` RPC), so it is loaded once, in retrieval. For each
-index version the descriptions of every symptom and finding concept (its guideline label and its
-curated terms) and the common findings NG12 does not use
-(``ng12_common.reading.clauses.other_finding_terms``) are embedded once; a clause is then one
-Embed call (all of a record's pending clauses in one batch).
+index version the descriptions of every symptom and finding concept (its guideline label, its
+curated terms, and its exemplars: ways UK patients and GPs describe the finding, from
+`data/tier3_exemplars.json`, each concept's group with its source) and the common findings NG12
+does not use (``ng12_common.reading.clauses.other_finding_terms`` and the exemplars of clauses that
+name no NG12 finding) are embedded once; a clause is then one Embed call (all of a record's pending
+clauses in one batch).
 
 Decision (k-nearest description, with abstention): the best concept's similarity must reach the
 calibrated threshold AND lead the best *other* concept by the calibrated margin. When the nearest
@@ -41,6 +43,23 @@ class Calibration:
     other_threshold: float
 
 
+@dataclass(frozen=True)
+class Exemplars:
+    """Phrasings of each concept (and of clauses naming no NG12 finding) the nearest-description
+    decision compares a clause with. General knowledge with a source, never an evaluation case."""
+
+    by_concept: dict[str, tuple[str, ...]]
+    not_ng12: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def exemplars() -> Exemplars:
+    raw = resources.files("assessment").joinpath("data", "tier3_exemplars.json").read_text("utf-8")
+    data = json.loads(raw)
+    by_concept = {c: tuple(g["exemplars"]) for c, g in (data.get("concepts") or {}).items()}
+    return Exemplars(by_concept=by_concept, not_ng12=tuple((data.get("not_ng12") or {}).get("exemplars", [])))
+
+
 @lru_cache(maxsize=1)
 def calibration() -> Calibration:
     raw = resources.files("assessment").joinpath("data", "semantic_calibration.json").read_text("utf-8")
@@ -50,6 +69,7 @@ def calibration() -> Calibration:
 
 def description_texts(lexicon: Sequence[LexiconEntry]) -> tuple[list[str], list[str], list[str]]:
     """(texts, their concept, their kind) for every symptom and finding concept, and non-NG12 findings."""
+    examples = exemplars()
     texts: list[str] = []
     owners: list[str] = []
     kinds: list[str] = []
@@ -57,11 +77,12 @@ def description_texts(lexicon: Sequence[LexiconEntry]) -> tuple[list[str], list[
         if e.kind not in _KINDS:
             continue
         words = list(dict.fromkeys([e.label, *e.synonyms]))[:MAX_TEXTS_PER_CONCEPT]
+        words += [x for x in examples.by_concept.get(e.concept, ()) if x not in words]
         for w in words:
             texts.append(w)
             owners.append(e.concept)
             kinds.append(e.kind)
-    for t in other_finding_terms():
+    for t in dict.fromkeys([*other_finding_terms(), *examples.not_ng12]):
         texts.append(t)
         owners.append(NOT_NG12)
         kinds.append("other")
