@@ -202,12 +202,12 @@ def clinician_headers() -> dict[str, str]:
 PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh database on the real PostgreSQL at 127.0.0.1:5432 (trust auth), dropped afterwards."""
+@contextmanager
+def fresh_postgres_database(prefix: str) -> Iterator[str]:
+    """A new database on the real PostgreSQL at 127.0.0.1:5432 (trust auth), dropped afterwards."""
     from sqlalchemy import create_engine, text
 
-    name = f"ng12_gw_{uuid.uuid4().hex[:12]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
@@ -220,6 +220,13 @@ def postgres_url() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
         admin.dispose()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh gateway database on the real PostgreSQL, dropped afterwards."""
+    with fresh_postgres_database("ng12_gw") as url:
+        yield url
 
 
 def drop_database(url: str) -> None:

@@ -6,24 +6,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from gateway.audit.records import AuditEntry
 from gateway.audit.store import AuditStore
 from gateway.database import make_engine
-from services.gateway.tests.conftest import REPO, bearer
+from services.gateway.tests.conftest import REPO, bearer, fresh_postgres_database
 
 CLINICIAN = bearer("gp-audit", "clinician")
 ADMIN = bearer("admin-audit", "admin")
 _SWAP = text("UPDATE audit_log SET record = replace(record, :a, :b) WHERE seq = 3")
-PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
 def test_clinical_calls_are_audited_without_free_text(offline_gateway: TestClient) -> None:
@@ -83,17 +81,8 @@ def audit_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('audit') / 'audit.sqlite3'}"
         return
-    name = f"ng12_audit_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f"CREATE DATABASE {name}"))
-    except Exception as exc:  # noqa: BLE001
-        pytest.fail(f"the audit tests need PostgreSQL at 127.0.0.1:5432 (trust auth): {exc}")
-    yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    with admin.connect() as conn:
-        conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-    admin.dispose()
+    with fresh_postgres_database("ng12_audit") as url:
+        yield url
 
 
 def _cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -28,3 +28,12 @@ def routed(node: Node, route: Route) -> Any:
 
     run.__name__ = getattr(node, "__name__", "node")
     return run
+
+
+def unless_error(next_node: str, error_node: str = "handle_error") -> Route:
+    """The route of a node that goes on to `next_node`, or to `error_node` when it set `error`."""
+
+    def decide(state: Mapping[str, Any]) -> str:
+        return error_node if state.get("error") else next_node
+
+    return decide

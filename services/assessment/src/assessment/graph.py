@@ -25,7 +25,7 @@ engine still answers, rules-only from that knowledge: no searched passages, no s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict
@@ -55,7 +55,7 @@ from ng12_common.models import (
 from ng12_common.reading.record import RecordReading, apply_semantic, read_record
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError, RetrievalUnavailable
 from ng12_common.served_recommendations import ServedRecommendation
-from ng12_common.workflow import routed
+from ng12_common.workflow import routed, unless_error
 
 log = get_logger("assessment.graph")
 
@@ -76,13 +76,6 @@ class AssessmentState(TypedDict, total=False):
     assessment: Assessment
     degraded_reason: str | None
     error: Exception | None
-
-
-def _route(next_node: str) -> Any:
-    def decide(state: Mapping[str, Any]) -> str:
-        return "handle_error" if state.get("error") else next_node
-
-    return decide
 
 
 def rec_citation(rec: ServedRecommendation) -> Citation:
@@ -278,7 +271,7 @@ def build_graph(deps: AssessmentDeps) -> CompiledStateGraph[Any, Any, Any, Any]:
     graph = StateGraph(AssessmentState)
     for name, node, next_node in STEPS:
         bound = partial(node, deps=deps)  # type: ignore[call-arg]
-        graph.add_node(name, routed(bound, _route(next_node)), destinations=(next_node, "handle_error"))
+        graph.add_node(name, routed(bound, unless_error(next_node)), destinations=(next_node, "handle_error"))
     graph.add_node("handle_error", handle_error)
     graph.add_edge(START, "fetch_patient")
     graph.add_edge("handle_error", END)

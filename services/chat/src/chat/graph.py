@@ -52,7 +52,7 @@ from ng12_common.citations import guideline_ref
 from ng12_common.logs import get_logger
 from ng12_common.models import ChatQuery, ChatRequest, ChatResponse, ChatTurn, Citation, GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError, RetrievalUnavailable
-from ng12_common.workflow import routed
+from ng12_common.workflow import routed, unless_error
 
 log = get_logger("chat.graph")
 #: The 503 `retrieval_unavailable` answer when retrieval is down or past its deadline: chat answers
@@ -116,15 +116,6 @@ def _process_first(text: str, on_process: list[Any], knowledge: Knowledge | None
                 ids.append(rid)
     order = {rid: i for i, rid in enumerate(ids)}
     return sorted(ids, key=lambda rid: (-round(shared[rid], 1), order[rid]))
-
-
-def _on_error(next_node: str) -> Any:
-    """The decider of a node that may fail: handle_error on an error, else `next_node`."""
-
-    def decide(state: Mapping[str, Any]) -> str:
-        return "handle_error" if state.get("error") else next_node
-
-    return decide
 
 
 async def load_history(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
@@ -458,15 +449,15 @@ def build_graph(deps: ChatDeps) -> CompiledStateGraph[Any, Any, Any, Any]:
         "handle_error": handle_error,
     }
     routes: dict[str, tuple[Any, tuple[str, ...]]] = {
-        "load_history": (_on_error("input_guardrail"), ("input_guardrail", "handle_error")),
+        "load_history": (unless_error("input_guardrail"), ("input_guardrail", "handle_error")),
         "input_guardrail": (
             after_input,
             ("build_query", "smalltalk_meta", "emergency", "out_of_scope", "refuse", "handle_error"),
         ),
-        "retrieve": (_on_error("guardrail_check"), ("guardrail_check", "handle_error")),
+        "retrieve": (unless_error("guardrail_check"), ("guardrail_check", "handle_error")),
         "guardrail_check": (after_check, ("retrieve", "summarize_query")),
         "summarize_query": (route, ("generate", "qualify", "refuse", "out_of_scope")),
-        "save_history": (_on_error(END), (END, "handle_error")),
+        "save_history": (unless_error(END), (END, "handle_error")),
     }
     for name, node in nodes.items():
         if name in routes:

@@ -3,16 +3,12 @@ taken effect: for the audit record of a failed call (gateway.audit.recorder)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from fastapi import HTTPException
 from redis.exceptions import RedisError
 
-from gateway.jobs import IngestionRunning, JobsUnavailable
+from gateway.jobs import IngestionRunning, JobsUnavailable, Outcome
 from gateway.proxy import DownstreamUnavailable
 from ng12_common.retrieval_client import RetrievalError, RetrievalUnavailable
-
-Outcome = Literal["not_done", "unknown"]
 
 
 def failure_status(exc: BaseException) -> int:

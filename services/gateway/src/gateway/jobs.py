@@ -32,7 +32,8 @@ from ng12_common.logs import current_request_id, get_logger
 from ng12_common.redis_client import redis_location
 
 log = get_logger("gateway.jobs")
-Outcome = Literal["not_done", "unknown"]  # may the action have taken effect (gateway.failures)
+#: May the failed action have taken effect? (the audit record of a failed call: gateway.failures)
+Outcome = Literal["not_done", "unknown"]
 
 
 class JobsUnavailable(Exception):

@@ -49,8 +49,13 @@ def canonical(record: AuditRecord) -> str:
     return json.dumps(record.model_dump(exclude={"hash"}), sort_keys=True, separators=(",", ":"))
 
 
+def text_hash(canonical_text: str) -> str:
+    """The hash of a record's canonical text (`canonical`): what the chain links."""
+    return hashlib.sha256(canonical_text.encode("utf-8")).hexdigest()
+
+
 def record_hash(record: AuditRecord) -> str:
-    return hashlib.sha256(canonical(record).encode("utf-8")).hexdigest()
+    return text_hash(canonical(record))
 
 
 def body_hash(body: bytes) -> str:

@@ -11,7 +11,6 @@ records and moves the anchor (the last deleted record's seq and hash) so the res
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import Connection, Engine, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from gateway.audit.records import GENESIS, AuditEntry, AuditRecord, canonical, record_hash
+from gateway.audit.records import GENESIS, AuditEntry, AuditRecord, canonical, record_hash, text_hash
 from gateway.database import audit_anchor, audit_log
 
 _TAIL = select(audit_log.c.seq, audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
@@ -77,29 +76,23 @@ class AuditStore:
         lock); raises at once on anything else (the database is down) and after repeated
         conflicts, and the caller answers 503. `within(conn)` runs in the record's transaction,
         after the insert (see the module doc)."""
+        return self._retrying(lambda: self._append_all([entry], within))[0]
+
+    def append_batch(self, entries: list[AuditEntry]) -> list[AuditRecord]:
+        """Append `entries` in order in ONE transaction (consecutive seqs, each linked to the one
+        before): all are committed or none. Blocking; contention is retried as in `append`."""
+        return self._retrying(lambda: self._append_all(entries, None))
+
+    @staticmethod
+    def _retrying(write: Callable[[], list[AuditRecord]]) -> list[AuditRecord]:
         for attempt in range(50):
             try:
-                return self._append_once(entry, within)
+                return write()
             except (IntegrityError, OperationalError) as exc:
                 if not contention(exc):
                     raise
                 time.sleep(min(0.002 * (attempt + 1), 0.05))
         raise RuntimeError("the audit trail is busy; the record was not written")
-
-    def append_batch(self, entries: list[AuditEntry]) -> list[AuditRecord]:
-        """Append `entries` in order in ONE transaction (consecutive seqs, each linked to the one
-        before): all are committed or none. Blocking; contention is retried as in `append`."""
-        for attempt in range(50):
-            try:
-                return self._append_all(entries, None)
-            except (IntegrityError, OperationalError) as exc:
-                if not contention(exc):
-                    raise
-                time.sleep(min(0.002 * (attempt + 1), 0.05))
-        raise RuntimeError("the audit trail is busy; the records were not written")
-
-    def _append_once(self, entry: AuditEntry, within: Within | None) -> AuditRecord:
-        return self._append_all([entry], within)[0]
 
     def _append_all(self, entries: list[AuditEntry], within: Within | None) -> list[AuditRecord]:
         with self._engine.begin() as conn:
@@ -113,7 +106,7 @@ class AuditStore:
             for entry in entries:
                 record = AuditRecord(**entry.model_dump(), seq=seq, ts=_now(), prev_hash=prev)
                 text = canonical(record)  # what is hashed and stored (computed once)
-                record.hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                record.hash = text_hash(text)
                 records.append(record)
                 rows.append(
                     {
@@ -132,7 +125,7 @@ class AuditStore:
                     }
                 )
                 seq, prev = seq + 1, record.hash
-            conn.execute(_INSERT, rows if len(rows) > 1 else rows[0])
+            conn.execute(_INSERT, rows)
             if within is not None:
                 within(conn)
         return records
