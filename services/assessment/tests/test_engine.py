@@ -674,18 +674,56 @@ def test_a_negative_result_of_an_unknown_test_is_not_used_and_leaves_it_complete
     unexplained value of an unknown test still leaves the assessment incomplete."""
     outcome = assess(
         _record(
-            age=40, gender="Male", symptoms=["cough"], test_results={"HSV PCR": "negative", "MSU": "NAD"}
+            age=40, gender="Male", symptoms=["cough"], test_results={"QX-7 assay": "negative", "MSU": "NAD"}
         ),
         knowledge,
     )
     reasons = {u.key: u.reason for u in outcome.unused_test_results}
-    assert "reported negative or normal" in reasons["HSV PCR"] and "MSU" in reasons
+    assert "reported negative or normal" in reasons["QX-7 assay"] and "MSU" in reasons
     assert outcome.unrecognised == [] and outcome.complete
     positive = assess(
-        _record(age=40, gender="Male", symptoms=["cough"], test_results={"chlamydia NAAT": "positive"}),
+        _record(age=40, gender="Male", symptoms=["cough"], test_results={"QX-7 assay": "positive"}),
         knowledge,
     )
-    assert positive.unrecognised == ["chlamydia NAAT: positive"] and not positive.complete
+    assert positive.unrecognised == ["QX-7 assay: positive"] and not positive.complete
+
+
+def test_a_common_test_ng12_does_not_use_is_listed_as_not_used_whatever_its_value(
+    knowledge: GuidelineKnowledge,
+) -> None:
+    """Common primary-care tests NG12 gives no threshold for (NT-proBNP, tTG, faecal calprotectin,
+    urine ACR, STI tests) are read and listed as not used, so their value never makes the record
+    incomplete; an imaging report is still read for what it says."""
+    outcome = assess(
+        _record(
+            age=40,
+            gender="Male",
+            symptoms=["cough"],
+            test_results={
+                "NT-proBNP": "96 ng/L",
+                "tTG IgA": "<1 U/mL",
+                "faecal calprotectin": "35 ug/g",
+                "urine ACR": "1.2 mg/mmol",
+                "chlamydia NAAT": "positive",
+            },
+        ),
+        knowledge,
+    )
+    reasons = {u.key: u.reason for u in outcome.unused_test_results}
+    assert set(reasons) == {"NT-proBNP", "tTG IgA", "faecal calprotectin", "urine ACR", "chlamydia NAAT"}
+    assert all("NG12 uses no result of this test" in r for r in reasons.values()), reasons
+    assert outcome.unrecognised == [] and outcome.complete
+    xray = assess(
+        _record(
+            age=30,
+            gender="Male",
+            symptoms=["aching thigh"],
+            test_results={"X-ray R femur": "lytic lesion with cortical destruction and periosteal reaction"},
+        ),
+        knowledge,
+    )
+    assert "xray_suggests_bone_sarcoma" in {f.concept for f in xray.findings}
+    assert "1.11.1" in xray.matched_ids
 
 
 @pytest.mark.parametrize(

@@ -143,7 +143,15 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
             r"despite treatment|despite ppi|unresponsive to treatment)\b"
         ),
     ),
-    ("first_presentation", re.compile(r"\b(first time|first presentation|new|new onset|newly)\b")),
+    # "never had anything like it before" says a symptom presents for the first time (NG12 1.5.12)
+    (
+        "first_presentation",
+        re.compile(
+            r"\b(first time|first presentation|new|new onset|newly|first episode|first ever|"
+            r"(never|not|not ever) (had|experienced|noticed) "
+            r"(this|it|that|anything like (this|it|that))( \w+)? before)\b"
+        ),
+    ),
     (
         "explained",
         re.compile(r"\b(due to|caused by|explained by|secondary to|attributed to|because of|explained)\b"),

@@ -69,6 +69,7 @@ class EntryGroup(BaseModel):
     sites: list[str]
     cues: list[str]
     concept: str
+    history: bool = False  # also read in the past history (a treatment recorded there)
 
 
 class _Data(BaseModel):
@@ -93,7 +94,7 @@ stops a generic match of the same words."""
 
 
 @lru_cache(maxsize=1)
-def _entry_patterns() -> tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...]:
+def _entry_patterns() -> tuple[tuple[re.Pattern[str], re.Pattern[str], str, bool], ...]:
     # imported here: lexicon_match imports this module
     from ng12_common.lexicon_match import normalise_phrase
 
@@ -101,13 +102,16 @@ def _entry_patterns() -> tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...
         norm = sorted({normalise_phrase(w, keep_stop_words=True) for w in words}, key=len, reverse=True)
         return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in norm if w) + r")\b")
 
-    return tuple((alt(g.sites), alt(g.cues), g.concept) for g in _data().entry_groups)
+    return tuple((alt(g.sites), alt(g.cues), g.concept, g.history) for g in _data().entry_groups)
 
 
-def compose_entry(norm_entry: str) -> list[tuple[str, str]]:
-    """Whole-entry compositions of one normalised entry: (concept, the cue's words)."""
+def compose_entry(norm_entry: str, history: bool = False) -> list[tuple[str, str]]:
+    """Whole-entry compositions of one normalised entry: (concept, the cue's words). In the past
+    history only the groups that say so are read."""
     out = []
-    for sites, cues, concept in _entry_patterns():
+    for sites, cues, concept, in_history in _entry_patterns():
+        if history and not in_history:
+            continue
         if sites.search(norm_entry):
             m = cues.search(norm_entry)
             if m:
@@ -231,17 +235,20 @@ def compose(text: str) -> list[Composed]:
             heads = [(i, hit) for i in range(len(seq)) if (hit := _find(seq, i, gwords))]
             sites = [(i, s, c) for i in range(len(seq)) for s, c in gsites if tuple(seq[i : i + len(s)]) == s]
             for hi, hw in heads:
-                best: tuple[int, int, str] | None = None
+                # the nearest site that names a finding; a site with none of its own ("-") only when
+                # no such site is in reach ("blood when I wipe my bottom" is rectal bleeding)
+                best: tuple[tuple[bool, int], int, int, str] | None = None
                 for si, sw, concept in sites:
                     lo, hi_end = min(hi, si), max(hi + len(hw), si + len(sw))
                     gap = hi_end - lo - len(hw) - len(sw)
                     if gap < 0 or gap > data.window:
                         continue
-                    if best is None or abs(si - hi) < abs(best[0] - hi):
-                        best = (si, len(sw), concept)
+                    rank = (concept == NO_FINDING, abs(si - hi))
+                    if best is None or rank < best[0]:
+                        best = (rank, si, len(sw), concept)
                 if best is None:
                     continue
-                si, sn, concept = best
+                _rank, si, sn, concept = best
                 lo, end = min(hi, si), max(hi + len(hw), si + sn)
                 if any(a < end and lo < b for a, b in used):
                     continue

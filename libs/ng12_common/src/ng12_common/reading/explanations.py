@@ -79,6 +79,31 @@ def _norm(text: str) -> str:
     return " ".join(word_tokens(text))
 
 
+_SEGMENT = re.compile(r"[,;:]| - | -- ")
+
+
+def _infection_words(reading: RecordReading, entry: str, evidence: str) -> str:
+    """The words of an entry that speak of its infection: the segment (between commas, semicolons
+    or dashes) that names it and every segment that names no other finding.
+
+    "Visible blood in her urine again, 3 weeks after finishing trimethoprim for a UTI": "again" is
+    said of the blood, so this UTI is one acute infection; "4th urine infection since March ...;
+    settles with antibiotics but keeps coming back" stays recurrent."""
+    others = [
+        _norm(f.evidence)
+        for f in reading.findings
+        if f.entry == entry and f.evidence and f.evidence != evidence and f.concept
+    ]
+    own = _norm(evidence)
+    kept = []
+    for segment in _SEGMENT.split(entry):
+        words = _norm(segment)
+        names_own = bool(own) and f" {own} " in f" {words} "
+        if names_own or not any(o and f" {o} " in f" {words} " for o in others):
+            kept.append(words)
+    return " ".join(kept)
+
+
 # A diagnosis that is only queried or to be excluded is not a diagnosis: "?UTI", "query
 # pneumonia", "possible chest infection", "r/o fracture", "UTI vs pyelonephritis".
 _UNCERTAIN_BEFORE = re.compile(
@@ -229,7 +254,9 @@ def apply_explanations(reading: RecordReading) -> list[str]:
             # every entry that names the infection: "3rd chest infection since November" makes it
             # recurrent even when another entry ("LRTI Nov, Jan and Feb") was read last
             said = " ".join(
-                _norm(f.entry) for f in reading.findings if f.concept == rule.acute_infection
+                _infection_words(reading, f.entry, f.evidence)
+                for f in reading.findings
+                if f.concept == rule.acute_infection
             ) or _norm(infection.text or "")
             if RECURRENT.search(said) and "recurrent" not in infection.modifiers:
                 infection.modifiers = {*infection.modifiers, "recurrent"}

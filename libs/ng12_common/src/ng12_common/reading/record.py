@@ -194,8 +194,8 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
                     reading.findings.append(_match_read(fld, entry, sentence, m, labels))
                 for clause in phrase.unmatched_clauses:
                     _read_leftover(reading, fld, str(entry), clause, rules, sex, age)
+            _read_entry_compositions(reading, fld, str(entry), first, kinds, labels)
             if fld != "history":
-                _read_entry_compositions(reading, fld, str(entry), first, kinds, labels)
                 _site_bleeding(reading, first)
                 _node_regions(reading, fld, str(entry), first, kinds, labels)
                 _describing_clauses(reading, first)
@@ -224,7 +224,7 @@ def _read_entry_compositions(
     ("PR: hard, irregular, craggy L lobe ... feels malignant"; ``reading.compose``). The entry's
     unread clauses are that description, not unread findings."""
     norm = normalise_phrase(entry, keep_stop_words=True)
-    for concept, cue in compose_entry(norm):
+    for concept, cue in compose_entry(norm, history=fld == "history"):
         if concept not in kinds or _NEGATED_CUE.search(norm[: norm.find(cue)]):
             continue
         match = ConceptMatch(concept=concept, kind=kinds[concept], matched_text=cue, tier="curated")
@@ -234,7 +234,7 @@ def _read_entry_compositions(
         for i in range(first, len(reading.findings)):
             item = reading.findings[i]
             if item.status == "unread":
-                item.status, item.evidence = "context", f"part of the examination read as {label}"
+                item.status, item.evidence = "context", f"part of the entry read as {label}"
                 described.add(i)
         reading.pending = [p for p in reading.pending if p.index not in described]
         reading.findings.append(_match_read(fld, entry, entry, match, labels))
@@ -633,6 +633,12 @@ def _add_derived(
     reading.explanations.append(note)
 
 
+# Looser or more frequent stools for this long are a change in bowel habit (NICE CG27, 2005: "persistent
+# for 6 weeks"); a shorter diarrhoea is most often infective and self-limiting (NICE CKS Diarrhoea -
+# adult's assessment).
+_CHANGED_BOWEL_HABIT_DAYS = 42
+
+
 def _derived(reading: RecordReading) -> None:
     """Findings that are, by definition, other findings NG12 names:
 
@@ -687,6 +693,26 @@ def _derived(reading: RecordReading) -> None:
         )
 
 
+def _bowel_habit(reading: RecordReading) -> None:
+    """Diarrhoea that persists (6 weeks or more, or recorded as persistent) is a change in bowel habit;
+    read after the explanation rules, so an explained diarrhoea gives an explained change."""
+    facts = reading.facts
+    s = facts.symptoms
+    diarrhoea = s.get("diarrhoea")
+    if diarrhoea is not None and "change_in_bowel_habit" not in s:
+        days = diarrhoea.qualifiers.get("duration_days", facts.duration_days or 0)
+        if "persistent" in diarrhoea.modifiers or days >= _CHANGED_BOWEL_HABIT_DAYS:
+            _add_derived(
+                reading,
+                "change_in_bowel_habit",
+                diarrhoea.text,
+                diarrhoea.modifiers,
+                "Persistent diarrhoea (looser or more frequent stools for 6 weeks or more, or recorded as "
+                "persistent) is read as a change in bowel habit (NICE CG27 and NICE CKS Gastrointestinal "
+                "tract (lower) cancers: a change in bowel habit to looser stools and/or increased frequency).",
+            )
+
+
 def finish(reading: RecordReading) -> PatientFacts:
     """Apply the test readings and the explanation rules; the facts for the criteria evaluator."""
     new_onset_adjustments(reading.labs, reading.facts.history)
@@ -702,6 +728,7 @@ def finish(reading: RecordReading) -> PatientFacts:
     _iron_deficiency(reading)
     _derived(reading)
     reading.explanations.extend(apply_explanations(reading))
+    _bowel_habit(reading)
     return reading.facts
 
 

@@ -1,0 +1,113 @@
+"""Reading round 6: bleeding from a lesion or a period is local, not the bleeding tendency of NG12
+1.10.1; discharge and staining from the nipple; a bump on a limb; a treated STI in the history;
+"went" as resolution; "again" said of another finding; persistent diarrhoea as a change in bowel
+habit; "never had this before" as a first presentation. Every record is written for the test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ng12_common.knowledge import LexiconEntry
+from ng12_common.lexicon_match import _modifiers
+from ng12_common.reading.compose import NO_FINDING, compose
+from ng12_common.reading.context import default_rules
+from ng12_common.reading.record import finish, read_record
+
+LEX = [
+    LexiconEntry(concept="bleeding", label="bleeding"),
+    LexiconEntry(concept="rectal_bleeding", label="rectal bleeding"),
+    LexiconEntry(concept="fever", label="fever"),
+    LexiconEntry(concept="haematuria", label="haematuria", synonyms=["blood in her urine"]),
+    LexiconEntry(concept="urinary_tract_infection", label="urinary tract infection", synonyms=["uti"]),
+    LexiconEntry(concept="diarrhoea", label="diarrhoea", synonyms=["loose stools"]),
+    LexiconEntry(concept="change_in_bowel_habit", label="change in bowel habit"),
+    LexiconEntry(concept="nipple_discharge", label="nipple discharge"),
+    LexiconEntry(concept="penile_ulceration", label="ulcerated lesion", synonyms=["ulcer on the glans"]),
+    LexiconEntry(
+        concept="sti_treatment_completed",
+        label="treatment for a sexually transmitted infection has been completed",
+        kind="history",
+    ),
+]
+
+
+def _read(**fields: Any) -> Any:
+    record: dict[str, Any] = {"age": 60, "gender": "Female", "symptoms": [], **fields}
+    reading = read_record(record, LEX)
+    return reading, finish(reading)
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "it bled a lot",
+        "sometimes bleeds when she wipes",
+        "now 4 days of bleeding like a light period",
+        "shiny spot on her back that bleeds when her bra rubs",
+    ],
+)
+def test_bleeding_from_a_lesion_a_period_or_on_wiping_is_local(clause: str) -> None:
+    assert [c.concept for c in compose(clause)] == [NO_FINDING]
+
+
+def test_a_site_with_a_finding_of_its_own_wins_over_a_local_one() -> None:
+    assert [c.concept for c in compose("blood when i wipe my bottom")] == ["rectal_bleeding"]
+    assert compose("unexplained bleeding and bruising") == []
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "blood stained discharge expressible from a single duct of the r nipple",
+        "brownish red marks in her bra from the r nipple",
+    ],
+)
+def test_discharge_or_staining_from_the_nipple_is_nipple_discharge(clause: str) -> None:
+    assert [c.concept for c in compose(clause)] == ["nipple_discharge"]
+
+
+def test_a_bump_on_a_limb_is_a_lump() -> None:
+    assert [c.concept for c in compose("dad noticed a bump on her r forearm")] == ["lump"]
+
+
+def test_went_at_the_end_of_the_clause_is_resolution_and_went_on_is_not() -> None:
+    rules = default_rules()
+    assert rules.status("the redness and ", " went") == "resolved"
+    assert rules.status("", " went on for weeks") is None
+
+
+def test_a_bleed_like_a_period_is_not_the_bleeding_of_a_bleeding_tendency() -> None:
+    _r, facts = _read(symptoms=["now 4 days of bleeding like a light period"])
+    assert "bleeding" not in facts.symptoms
+
+
+def test_again_said_of_the_blood_does_not_make_one_treated_uti_recurrent() -> None:
+    _r, facts = _read(
+        symptoms=["blood in her urine again, 3 weeks after finishing trimethoprim for a UTI"],
+    )
+    assert "urinary_tract_infection" not in facts.symptoms
+    _r, facts = _read(symptoms=["4th UTI since March, settles with antibiotics but keeps coming back"])
+    assert "recurrent" in facts.symptoms["urinary_tract_infection"].modifiers
+
+
+def test_diarrhoea_for_six_weeks_is_a_change_in_bowel_habit() -> None:
+    _r, facts = _read(symptoms=["loose stools"], symptom_duration_days=49)
+    assert "change_in_bowel_habit" in facts.symptoms
+    _r, facts = _read(symptoms=["loose stools"], symptom_duration_days=5)
+    assert "change_in_bowel_habit" not in facts.symptoms
+
+
+def test_a_treated_sti_in_the_history_is_read() -> None:
+    _r, facts = _read(
+        gender="Male",
+        symptoms=["ulcer on the glans"],
+        history=["Syphilis in August, treated with benzathine penicillin at GUM, course complete"],
+    )
+    assert "sti_treatment_completed" in facts.history | set(facts.symptoms)
+
+
+def test_never_had_this_before_is_a_first_presentation() -> None:
+    assert "first_presentation" in _modifiers("never had anything like it before")
+    assert "first_presentation" not in _modifiers("had this before")
