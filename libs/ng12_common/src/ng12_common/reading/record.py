@@ -709,7 +709,7 @@ def _bowel_habit(reading: RecordReading) -> None:
                 diarrhoea.modifiers,
                 "Persistent diarrhoea (looser or more frequent stools for 6 weeks or more, or recorded as "
                 "persistent) is read as a change in bowel habit (NICE CG27 and NICE CKS Gastrointestinal "
-                "tract (lower) cancers: a change in bowel habit to looser stools and/or increased frequency).",
+                "tract (lower) cancers: a change in bowel habit to looser stools or increased frequency).",
             )
 
 
