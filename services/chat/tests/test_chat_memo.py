@@ -136,3 +136,18 @@ def test_the_redactor_remembers_what_it_redacted() -> None:
     assert redacted == redactor._replace(text) and "<UK_NHS>" in redacted
     assert redactor.remembered(text) == redacted and redactor.redact(text) == redacted
     assert redactor.remembered("") == ""
+
+
+async def test_readings_are_remembered_per_version_and_each_caller_gets_a_copy() -> None:
+    retrieval = FakeRetrieval()
+    cache = KnowledgeCache(retrieval)  # type: ignore[arg-type]
+    knowledge = await cache.get()
+    assert knowledge is not None
+    message = "57M with haemoptysis for 3 weeks, lung?"
+    first = knowledge.read(message)
+    assert first == extract(message, knowledge.lexicon, knowledge.sites) and len(knowledge.readings) == 1
+    first.symptoms.append("changed by a caller")
+    assert knowledge.read(message) == extract(message, knowledge.lexicon, knowledge.sites)
+    retrieval.version = "v2"
+    newer = await cache.get("v2")
+    assert newer is not None and len(newer.readings) == 0

@@ -7,7 +7,8 @@ concepts the criteria trees reference). Reloaded when retrieval reports a new in
 A `Knowledge` also remembers what chat computes from it alone, for the version's lifetime (a new
 version is a new `Knowledge`, so nothing outlives the index it was computed from): criteria
 evaluations by the patient's facts and the recommendations evaluated (`evaluate`), and each
-recommendation's counterpart for the other age group (`chat.selection.counterpart`).
+recommendation's counterpart for the other age group (`chat.selection.counterpart`), and the
+clinical reading of a message (`read`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from chat.clinical import ClinicalState, extract
 from ng12_common.citations import guideline_ref
 from ng12_common.criteria import EvalContext, EvalResult, PatientFacts, evaluate_all, iter_nodes
 from ng12_common.criteria_index import CriteriaIndex
@@ -36,6 +38,7 @@ from ng12_common.served_recommendations import (
 
 log = get_logger("chat.knowledge")
 EVALUATIONS_REMEMBERED = 2048  # criteria evaluations kept per index version (a few KB each)
+READINGS_REMEMBERED = 4096  # clinical readings of messages kept per index version (~1 KB each)
 
 
 def rec_from_pb(message: Any) -> ServedRecommendation:
@@ -59,6 +62,17 @@ class Knowledge:
     counterparts: dict[str, ServedRecommendation | None] = field(
         default_factory=dict, repr=False, compare=False
     )
+
+    #: read's results by message text
+    readings: Memo[str, ClinicalState] = field(
+        default_factory=lambda: Memo(READINGS_REMEMBERED), repr=False, compare=False
+    )
+
+    def read(self, text: str) -> ClinicalState:
+        """`chat.clinical.extract` of a message with this version's lexicon and cancer sites,
+        remembered by the text; each caller gets its own copy."""
+        reading = self.readings.get_or_compute(text, lambda: extract(text, self.lexicon, self.sites))
+        return reading.model_copy(deep=True)
 
     def evaluate(self, facts: PatientFacts, only: frozenset[str]) -> dict[str, EvalResult]:
         """`evaluate_all` of these criteria for `only` (and the rec_applies targets they need),
