@@ -16,6 +16,9 @@ Each finding is replaced by its type in angle brackets (`<UK_NHS>`, `<PERSON>`, 
 One redactor for the whole system: the gateway redacts each message with it, and chat redacts
 what it stores, logs or sends to a model with the same one (idempotent on redacted text).
 The engine takes a few seconds to build; it is built once per process, on first use.
+The redacted form of a text is remembered (`REMEMBERED` texts, least recently used forgotten
+first): the output is a pure function of the text, GPs' follow-ups repeat ("What if they were
+60?"), and a remembered one costs no analyser run and no worker-thread hop (`remembered`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any
+
+from ng12_common.memo import Memo
 
 ENTITY_MIN_SCORE = {
     "UK_NHS": 0.5,
@@ -60,6 +65,9 @@ _DATES = (
 )
 
 
+REMEMBERED = 4096  # redacted texts kept per process (short chat messages: well under 2 MB)
+
+
 @dataclass(frozen=True)
 class Finding:
     entity: str
@@ -72,6 +80,7 @@ class Redactor:
     def __init__(self) -> None:
         self._engine: Any = None
         self._lock = threading.Lock()
+        self._redacted: Memo[str, str] = Memo(REMEMBERED)
 
     def _build(self) -> Any:
         import spacy
@@ -133,9 +142,18 @@ class Redactor:
         ]
         return sorted(found, key=lambda f: (f.start, -f.end))
 
+    def remembered(self, text: str) -> str | None:
+        """The redacted text if this text was redacted recently (no analyser run), else None."""
+        return text if not text else self._redacted.get(text)
+
     def redact(self, text: str) -> str:
+        """The text with each finding replaced by its type in angle brackets."""
         if not text:
             return text
+        done = self._redacted.get(text)
+        return done if done is not None else self._redacted.put(text, self._replace(text))
+
+    def _replace(self, text: str) -> str:
         out, cursor = [], 0
         for finding in self.find(text):
             if finding.start < cursor:

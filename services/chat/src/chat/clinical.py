@@ -141,10 +141,9 @@ def extract(message: str, lexicon: list[LexiconEntry], sites: set[str]) -> Clini
             if match.modifiers:
                 state.modifiers[match.concept] = list(match.modifiers)
     lowered = message.lower()
-    state.cancer_sites = [s for s in sorted(sites, key=len, reverse=True) if s and _site_in(s, lowered)]
-    named = [
-        s for s in sorted(sites, key=len, reverse=True) if any(_site_in(w, lowered) for w in _site_words(s))
-    ]
+    patterns = _site_patterns(sites)
+    state.cancer_sites = [s for s, own, _ in patterns if s and own.search(lowered)]
+    named = [s for s, _, others in patterns if any(p.search(lowered) for p in others)]
     if not state.cancer_sites:  # "lymphoma" names both lymphoma sites, "BCC" basal cell carcinoma
         state.cancer_sites = named
     else:  # a site named by its other name too: "neuroblastoma / wilms recs"
@@ -177,7 +176,31 @@ _SITE_ALIASES = {
 }
 
 
-def _site_in(site: str, lowered: str) -> bool:
+def _site_pattern(site: str) -> re.Pattern[str]:
+    """What finds a site's name (or another name of it) in lower-cased text: its words from a word
+    start, a final "s" dropped from names longer than 5 characters."""
     words = site.lower().replace("_", " ")
     stem = words.rstrip("s") if len(words) > 5 else words
-    return re.search(rf"\b{re.escape(stem)}", lowered) is not None
+    return re.compile(rf"\b{re.escape(stem)}")
+
+
+#: Per cancer-site set (one per index version's Knowledge): the sites, longest first, each with
+#: its own pattern and those of its other names. Keyed by the set's id, the set kept with its
+#: entry so the id cannot be reused while cached; the order is that of sorting the set itself.
+SitePatterns = tuple[str, re.Pattern[str], list[re.Pattern[str]]]
+_SITE_PATTERNS: dict[int, tuple[set[str], list[SitePatterns]]] = {}
+
+
+def _site_patterns(sites: set[str]) -> list[SitePatterns]:
+    """The sites longest first with their compiled patterns, compiled once per set of sites."""
+    hit = _SITE_PATTERNS.get(id(sites))
+    if hit is not None and hit[0] is sites:
+        return hit[1]
+    compiled = [
+        (s, _site_pattern(s), [_site_pattern(w) for w in _site_words(s)])
+        for s in sorted(sites, key=len, reverse=True)
+    ]
+    if len(_SITE_PATTERNS) >= 8:  # a few index versions at most: forget the oldest
+        _SITE_PATTERNS.pop(next(iter(_SITE_PATTERNS)))
+    _SITE_PATTERNS[id(sites)] = (sites, compiled)
+    return compiled

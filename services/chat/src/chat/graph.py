@@ -25,7 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from chat import answer as compose
-from chat.clinical import ClinicalState, extract
+from chat.clinical import ClinicalState
 from chat.definitions import asked_term
 from chat.grading import FLOOR, grade
 from chat.guardrails import (
@@ -82,7 +82,7 @@ def _with_written_out(turn: ClinicalState, text: str, normalized: str, knowledge
     the normaliser changed the text in place (appended lexicon wording the matcher finds anyway)."""
     if normalized.startswith(" ".join(text.lower().split())):
         return turn
-    extra = extract(normalized, knowledge.lexicon, knowledge.sites)
+    extra = knowledge.read(normalized)
     symptoms = [*turn.symptoms, *(c for c in extra.symptoms if c not in turn.symptoms)]
     sites = [*turn.cancer_sites, *(c for c in extra.cancer_sites if c not in turn.cancer_sites)]
     if symptoms == turn.symptoms and sites == turn.cancer_sites:
@@ -146,7 +146,7 @@ async def rewrite(state: ChatState, deps: ChatDeps, fallback_state: ClinicalStat
 def _clinical(deps: ChatDeps, text: str) -> bool:
     """The text names a symptom or cancer site (by the knowledge loaded last)."""
     known = deps.knowledge_cache.current
-    return known is not None and extract(text, known.lexicon, known.sites).names_clinical_terms
+    return known is not None and known.read(text).names_clinical_terms
 
 
 async def input_guardrail(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
@@ -179,7 +179,7 @@ async def input_guardrail(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
         # a conversation's next question is refused only when the classifier is sure
         return update | {"kind": kind, "in_scope": True}
     known = deps.knowledge_cache.current
-    turn = extract(message, known.lexicon, known.sites) if known is not None else ClinicalState()
+    turn = known.read(message) if known is not None else ClinicalState()
     if decision.kind == "non_medical" and turn.names_clinical_terms:
         return update | {"kind": kind, "turn_state": turn}  # a symptom or cancer site is not non-medical
     return update | {"kind": "medical_out_of_scope", "scope_kind": decision.kind, "turn_state": turn}
@@ -215,7 +215,7 @@ async def retrieve(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
     known = deps.knowledge_cache.current
     turn = state.get("turn_state")  # a retry after no evidence has it already
     if turn is None and known is not None:
-        turn = extract(text, known.lexicon, known.sites)
+        turn = known.read(text)
     term = state.get("term") if "term" in state else asked_term(text)
     define = term is not None and "definition" not in state  # look up the guideline's definition
     searches = [deps.retrieval.search(query.text, top_k=k, mode="chat")]
@@ -257,7 +257,7 @@ async def retrieve(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
     if knowledge is None:
         turn = ClinicalState()
     elif knowledge is not known or turn is None:  # first turn, or a new index version
-        turn = extract(text, knowledge.lexicon, knowledge.sites)
+        turn = knowledge.read(text)
     if knowledge is not None and query.strategy == "direct" and turn is not None:
         turn = _with_written_out(turn, text, found.normalized_query, knowledge)
     ref = guideline_ref(found.guideline, found.index_version)
@@ -332,7 +332,7 @@ async def out_of_scope(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
     turn = state.get("turn_state")
     if turn is None and known is not None:  # refused before retrieval: still note the patient it
         # describes, for a follow-up within scope ("when should I refer them?")
-        turn = extract(message, known.lexicon, known.sites)
+        turn = known.read(message)
     nearest: list[Citation] = []
     if turn is not None and turn.names_clinical_terms and "hits" not in state:
         # for a document request, the patient it describes, not the request ("draft the letter")

@@ -3,6 +3,12 @@
 All canonical recommendations (`GetRecommendations`) with their structured criteria, and the
 lexicon (`GetLexicon`; when the retrieval server predates that RPC, a lexicon built from the
 concepts the criteria trees reference). Reloaded when retrieval reports a new index version.
+
+A `Knowledge` also remembers what chat computes from it alone, for the version's lifetime (a new
+version is a new `Knowledge`, so nothing outlives the index it was computed from): criteria
+evaluations by the patient's facts and the recommendations evaluated (`evaluate`), and each
+recommendation's counterpart for the other age group (`chat.selection.counterpart`), and the
+clinical reading of a message (`read`).
 """
 
 from __future__ import annotations
@@ -10,15 +16,17 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from chat.clinical import ClinicalState, extract
 from ng12_common.citations import guideline_ref
-from ng12_common.criteria import EvalContext, iter_nodes
+from ng12_common.criteria import EvalContext, EvalResult, PatientFacts, evaluate_all, iter_nodes
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.logs import get_logger
+from ng12_common.memo import Memo
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
 from ng12_common.served_recommendations import (
@@ -29,6 +37,8 @@ from ng12_common.served_recommendations import (
 )
 
 log = get_logger("chat.knowledge")
+EVALUATIONS_REMEMBERED = 2048  # criteria evaluations kept per index version (a few KB each)
+READINGS_REMEMBERED = 4096  # clinical readings of messages kept per index version (~1 KB each)
 
 
 def rec_from_pb(message: Any) -> ServedRecommendation:
@@ -44,6 +54,32 @@ class Knowledge:
     context: EvalContext
     index: CriteriaIndex  # what each criteria tree needs: evaluate only what a patient can meet
     guideline: GuidelineRef  # the guideline this version was built from (for every answer)
+    #: evaluate's results by (the facts' JSON, the recommendations evaluated)
+    evaluations: Memo[tuple[str, frozenset[str]], dict[str, EvalResult]] = field(
+        default_factory=lambda: Memo(EVALUATIONS_REMEMBERED), repr=False, compare=False
+    )
+    #: rec id -> its counterpart for the other age group (None: it has none); chat.selection fills it
+    counterparts: dict[str, ServedRecommendation | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    #: read's results by message text
+    readings: Memo[str, ClinicalState] = field(
+        default_factory=lambda: Memo(READINGS_REMEMBERED), repr=False, compare=False
+    )
+
+    def read(self, text: str) -> ClinicalState:
+        """`chat.clinical.extract` of a message with this version's lexicon and cancer sites,
+        remembered by the text; each caller gets its own copy."""
+        reading = self.readings.get_or_compute(text, lambda: extract(text, self.lexicon, self.sites))
+        return reading.model_copy(deep=True)
+
+    def evaluate(self, facts: PatientFacts, only: frozenset[str]) -> dict[str, EvalResult]:
+        """`evaluate_all` of these criteria for `only` (and the rec_applies targets they need),
+        remembered by the facts (as `EvalContext.bind` compares them: by their JSON) and `only`.
+        The results are shared: callers read them, never change them."""
+        key = (facts.model_dump_json(), only)
+        return self.evaluations.get_or_compute(key, lambda: evaluate_all(facts, self.context, only=only))
 
     @cached_property
     def sites(self) -> set[str]:

@@ -5,8 +5,9 @@ postcodes, phone numbers, e-mail addresses, names after a title or cue, dates), 
 gateway applies to every message before chat sees it, so a stored turn carries the same labels
 (`<UK_NHS>`, `<PERSON>`, `<DATE>`) whichever way the message came in; redacting redacted text
 changes nothing. The analyser is synchronous: `redact` runs it in a worker thread, off the event
-loop. Its engine is built once per process (a few seconds), at start-up (`warm`). A turn's message
-is redacted once (chat.graph's first node); when the redactor fails the turn is answered 503
+loop, unless the redactor remembers the text's redacted form (a repeated follow-up): then no
+thread hop. Its engine is built once per process (a few seconds), at start-up (`warm`). A turn's
+message is redacted once (chat.graph's first node); when the redactor fails the turn is answered 503
 (`RedactorUnavailable`) and nothing is stored, rather than storing unredacted text.
 """
 
@@ -25,8 +26,12 @@ async def redact(text: str) -> str:
     """The text with personal identifiers replaced by their type (`<UK_NHS>`)."""
     if not text:
         return text
+    redactor = shared_redactor()
+    done = redactor.remembered(text)
+    if done is not None:
+        return done
     try:
-        return await asyncio.to_thread(shared_redactor().redact, text)
+        return await asyncio.to_thread(redactor.redact, text)
     except Exception as exc:  # any analyser failure means the text cannot be kept
         raise RedactorUnavailable(
             f"the personal-data redactor failed ({type(exc).__name__}); the message was not stored, "

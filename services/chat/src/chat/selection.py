@@ -28,7 +28,6 @@ from ng12_common.criteria import (
     AgeGte,
     AtomResult,
     Gap,
-    evaluate_all,
     iter_nodes,
     parse_criteria,
     referenced_concepts,
@@ -83,7 +82,7 @@ def _evaluate(
         return {}, {}
     facts = state.to_facts()
     wanted = knowledge.index.relevant(patient_concepts(facts), also=candidates)
-    results = evaluate_all(facts, knowledge.context, only=wanted)
+    results = knowledge.evaluate(facts, frozenset(wanted))
     met_by = {rid: words for rid, r in results.items() if r.met and (words := met_in_words(r.satisfied))}
     return {rid: ([] if r.met else r.gaps) for rid, r in results.items()}, met_by
 
@@ -271,7 +270,7 @@ def _met_at_age(
         return None
     for threshold in thresholds:
         facts = turn.model_copy(update={"age": threshold}).to_facts()
-        result = evaluate_all(facts, knowledge.context, only=[rec_id]).get(rec_id)
+        result = knowledge.evaluate(facts, frozenset((rec_id,))).get(rec_id)
         if result is not None and result.met:
             return threshold
     return None
@@ -283,7 +282,18 @@ def _words(text: str) -> list[str]:
 
 def counterpart(rec: ServedRecommendation, knowledge: Knowledge) -> ServedRecommendation | None:
     """The same recommendation for NG12's other age group (adults <-> children and young people):
-    same cancer site, the most similar wording (1.11.4 <-> 1.11.6, 1.10.6 <-> 1.10.7)."""
+    same cancer site, the most similar wording (1.11.4 <-> 1.11.6, 1.10.6 <-> 1.10.7). Worked out
+    once per recommendation of a knowledge version (`Knowledge.counterparts`): it compares the
+    wording with every other recommendation's."""
+    if rec.id in knowledge.counterparts and knowledge.recs.get(rec.id) is rec:
+        return knowledge.counterparts[rec.id]
+    other = _counterpart(rec, knowledge)
+    if knowledge.recs.get(rec.id) is rec:  # a recommendation of this version (not a hit's copy)
+        knowledge.counterparts[rec.id] = other
+    return other
+
+
+def _counterpart(rec: ServedRecommendation, knowledge: Knowledge) -> ServedRecommendation | None:
     group = rec.population.get("age_group")
     if group not in ("adults", "children_and_young_people", "children"):
         return None

@@ -169,7 +169,9 @@ async def chat(
     await audit.write(
         request, "chat", 202, raw_input=await request.body(), summary={**summary, "phase": "asked"}
     )
-    message = await asyncio.to_thread(redactor.redact, body.message)
+    message = redactor.remembered(body.message)  # a repeated message: no analyser run, no thread hop
+    if message is None:
+        message = await asyncio.to_thread(redactor.redact, body.message)
     reply = chat_service.forward("POST", "/chat", json={**body.model_dump(mode="json"), "message": message})
     return await _audited(audit, request, "chat", reply, {**summary, "phase": "answered"})
 
