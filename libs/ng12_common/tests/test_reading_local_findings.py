@@ -111,3 +111,17 @@ def test_a_treated_sti_in_the_history_is_read() -> None:
 def test_never_had_this_before_is_a_first_presentation() -> None:
     assert "first_presentation" in _modifiers("never had anything like it before")
     assert "first_presentation" not in _modifiers("had this before")
+
+
+def test_a_negation_runs_on_through_a_list_of_words_that_name_no_finding() -> None:
+    lex = [LexiconEntry(concept="breast_lump", label="breast lump", synonyms=["lumps"])]
+    reading = read_record(
+        {"age": 40, "gender": "Female", "symptoms": ["no breast symptoms; no lumps, pain or discharge"]}, lex
+    )
+    assert [f.status for f in reading.findings if f.clause == "pain or discharge"] == ["absent"]
+    assert reading.complete
+
+
+@pytest.mark.parametrize("clause", ["nothing palpable", "weight the same", "weight is the same as before"])
+def test_an_examination_that_found_nothing_or_a_steady_weight_is_negative(clause: str) -> None:
+    assert default_rules().status(clause, clause) == "negated"

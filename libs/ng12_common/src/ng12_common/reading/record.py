@@ -441,6 +441,8 @@ def _read_leftover(
     # forward triggers read the whole clause ("no pain passing urine", "mother had breast
     # cancer"), and so do backward ones ("pain gone", "tooth pain now settled").
     status = rules.status(clause, clause)
+    if status is None and _continues_absent_list(reading, entry, clause):
+        status = "negated"
     if status is not None:
         shown: FindingStatus = "absent" if status == "negated" else status
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status=shown))
@@ -480,6 +482,18 @@ def _read_leftover(
     reading.pending.append(
         PendingClause(field=fld, entry=entry, clause=clause, index=len(reading.findings) - 1)
     )
+
+
+_LIST_OR = re.compile(r"\b(or|nor)\b")
+
+
+def _continues_absent_list(reading: RecordReading, entry: str, clause: str) -> bool:
+    """A negation runs on through a list ("no lumps, pain or discharge"): a clause of the list that
+    names no finding, straight after a finding of the same entry read as absent, is absent too."""
+    if not _LIST_OR.search(clause) or len(word_tokens(clause)) > 6:
+        return False
+    same = [f for f in reading.findings if f.entry == entry]
+    return bool(same) and same[-1].status == "absent"
 
 
 _NEGATIVE_VALUE = re.compile(
