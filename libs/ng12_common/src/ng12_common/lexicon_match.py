@@ -181,6 +181,11 @@ _LIST_SEPARATOR = re.compile(r"^(?:\s|[,;]|\b(?:and|or|nor)\b)*$")
 #: A bare list item: nothing before the finding's words, and after them nothing or the next item
 #: joined by or/nor/and without a number ("weight loss or pain on swallowing"; not "chest pain for 2 weeks").
 _BARE_AFTER = re.compile(r"^\s*(?:(?:or|nor|and)\b[^0-9]*)?$")
+#: Words that end a negated list ("no cough, but has haemoptysis", "no pain, with a lump").
+_LIST_TURNS = frozenset(
+    "but however although though yet except apart has have had with complains reports now still presents "
+    "noted is are was were new developed positive".split()
+)
 
 
 MatchTier = Literal["exact", "lemma", "curated", "semantic"]
@@ -385,7 +390,15 @@ def _continues_negated_list(text: str, negated_end: int, start: int, after: str)
     """A bare item of a list whose previous item was negated: "denies SOB, haemoptysis, chest pain"."""
     if negated_end < 0 or negated_end > start or not _BARE_AFTER.match(after):
         return False
-    return bool(_LIST_SEPARATOR.match(text[negated_end:start]))
+    between = text[negated_end:start]
+    if _LIST_SEPARATOR.match(between):
+        return True
+    # items the lexicon does not know may stand between ("denies PR bleed, urinary symptoms, cough"):
+    # short comma-separated items, none of which turns the list ("but has", "with", "except")
+    if "," not in between:
+        return False
+    items = [i.strip() for i in re.split(r"[,;]|\b(?:and|or|nor)\b", between) if i.strip()]
+    return all(len(i.split()) <= 3 and not (set(i.split()) & _LIST_TURNS) for i in items)
 
 
 def clause_cues(text: str) -> tuple[list[str], dict[str, float]]:
