@@ -125,3 +125,23 @@ def test_a_negation_runs_on_through_a_list_of_words_that_name_no_finding() -> No
 @pytest.mark.parametrize("clause", ["nothing palpable", "weight the same", "weight is the same as before"])
 def test_an_examination_that_found_nothing_or_a_steady_weight_is_negative(clause: str) -> None:
     assert default_rules().status(clause, clause) == "negated"
+
+
+def test_a_negated_list_does_not_run_into_a_query_or_a_turn() -> None:
+    from ng12_common.lexicon_match import read_phrase
+
+    lex = [
+        LexiconEntry(concept="oral_ulceration", label="oral ulceration", synonyms=["ulcerated patch"]),
+        LexiconEntry(concept="oral_red_or_red_white_patch", label="red patch", synonyms=["erythroplakia"]),
+        LexiconEntry(concept="cough", label="cough"),
+        LexiconEntry(concept="dysphagia", label="dysphagia"),
+    ]
+    read = read_phrase("velvety red non-ulcerated patch floor of mouth, ?erythroplakia", lex)
+    assert {m.concept: m.negated for m in read.matches} == {
+        "oral_ulceration": True,
+        "oral_red_or_red_white_patch": False,
+    }
+    read = read_phrase("no cough, urinary symptoms, dysphagia", lex)
+    assert all(m.negated for m in read.matches)
+    read = read_phrase("no cough, but has dysphagia", lex)
+    assert {m.concept: m.negated for m in read.matches} == {"cough": True, "dysphagia": False}

@@ -774,3 +774,71 @@ def test_one_action_vocabulary_is_shared_with_the_frontend() -> None:
     assert frontend == set(ACTIONS)
     assert [action_rank(a) for a in ACTION_ORDER] == list(range(len(ACTION_ORDER)))
     assert all(action_rank(o) > action_rank("other") for o in ("no_criteria_met", "incomplete"))
+
+
+@pytest.mark.parametrize(
+    ("record", "not_expected"),
+    [
+        (  # a lesion that bleeds is not the bleeding tendency of 1.10.1
+            {
+                "age": 74,
+                "gender": "Female",
+                "symptoms": [
+                    "red lump on her forearm, growing quickly",
+                    "caught it on her sleeve and it bled a lot",
+                ],
+            },
+            "1.10.1",
+        ),
+        (  # genital herpes explains a vulval ulcer
+            {
+                "age": 72,
+                "gender": "Female",
+                "symptoms": ["sore blisters then a raw ulcer on the vulva for 5 days"],
+                "history": ["Diagnosis: primary genital herpes"],
+                "test_results": {"HSV PCR swab": "HSV-2 DETECTED"},
+            },
+            "1.5.14",
+        ),
+        (  # a negated list runs on past an item the lexicon does not know
+            {
+                "age": 57,
+                "gender": "Female",
+                "symptoms": ["denies bloating, PR bleed, urinary symptoms, cough, dysphagia"],
+            },
+            "1.2.1",
+        ),
+        (  # one UTI treated; "again" is said of the blood
+            {
+                "age": 52,
+                "gender": "Female",
+                "symptoms": [
+                    "visible blood in her urine again, 3 weeks after finishing trimethoprim for a UTI"
+                ],
+            },
+            "1.10.1",
+        ),
+    ],
+)
+def test_local_or_explained_findings_do_not_meet_a_recommendation(
+    knowledge: GuidelineKnowledge, record: dict[str, Any], not_expected: str
+) -> None:
+    outcome = assess(_record(**record), knowledge)
+    assert not_expected not in outcome.matched_ids, outcome.matched_ids
+
+
+def test_petechiae_above_the_nipple_line_after_vomiting_are_explained_and_reviewed(
+    knowledge: GuidelineKnowledge,
+) -> None:
+    outcome = assess(
+        _record(
+            age=3,
+            symptoms=["tiny red spots round his eyes and on his neck after being sick repeatedly yesterday"],
+            exam_findings=[
+                "petechiae confined to cheeks and neck (above nipple line); none on trunk or limbs"
+            ],
+        ),
+        knowledge,
+    )
+    assert "1.10.2" not in outcome.matched_ids
+    assert any(r.kind == "explained_finding" for r in outcome.needs_review), outcome.needs_review

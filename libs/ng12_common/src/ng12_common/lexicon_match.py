@@ -181,10 +181,13 @@ _LIST_SEPARATOR = re.compile(r"^(?:\s|[,;]|\b(?:and|or|nor)\b)*$")
 #: A bare list item: nothing before the finding's words, and after them nothing or the next item
 #: joined by or/nor/and without a number ("weight loss or pain on swallowing"; not "chest pain for 2 weeks").
 _BARE_AFTER = re.compile(r"^\s*(?:(?:or|nor|and)\b[^0-9]*)?$")
+#: A list item of plain words ("urinary symptoms"); "?erythroplakia" or "2/52" is not one.
+_PLAIN_ITEM = re.compile(r"[a-z]+(?: [a-z]+)*", re.I)
 #: Words that end a negated list ("no cough, but has haemoptysis", "no pain, with a lump").
 _LIST_TURNS = frozenset(
     "but however although though yet except apart has have had with complains reports now still presents "
-    "noted is are was were new developed positive".split()
+    "noted is are was were new developed positive query possible possibly probable likely suspected suspicious "
+    "impression imp".split()
 )
 
 
@@ -398,7 +401,10 @@ def _continues_negated_list(text: str, negated_end: int, start: int, after: str)
     if "," not in between:
         return False
     items = [i.strip() for i in re.split(r"[,;]|\b(?:and|or|nor)\b", between) if i.strip()]
-    return all(len(i.split()) <= 3 and not (set(i.split()) & _LIST_TURNS) for i in items)
+    return all(
+        _PLAIN_ITEM.fullmatch(i) is not None and len(i.split()) <= 3 and not (set(i.split()) & _LIST_TURNS)
+        for i in items
+    )
 
 
 def clause_cues(text: str) -> tuple[list[str], dict[str, float]]:

@@ -34,7 +34,8 @@ _PERSISTS = re.compile(
     r"after (completing|finishing|treatment|antibiotics|"
     r"successful|the course)|not resolved|not settled|not improving|returned|came back|again|since treatment|"
     r"post treatment|after treatment|treated but|completed (a )?course|on and off|off and on|intermittent\w*|"
-    r"comes and goes|keeps coming back)\b"
+    r"comes and goes|keeps coming back|non healing|not healing|unhealed|wont heal|won t heal|will not heal|"
+    r"not healed|failed to heal)\b"
 )
 # Words that call an infection persistent or recurrent (NG12 1.10.1: "persistent or recurrent
 # infection"), counted episodes included ("3rd chest infection"). One list for the explanation rules
@@ -79,6 +80,7 @@ def _norm(text: str) -> str:
     return " ".join(word_tokens(text))
 
 
+_CLAUSE_END = re.compile(r"[,;.]|\bbut\b|\bhowever\b|\balthough\b")
 _SEGMENT = re.compile(r"[,;:]| - | -- ")
 
 
@@ -180,11 +182,19 @@ def diagnoses_in(texts: list[str]) -> list[tuple[Explanation, str]]:
     found: list[tuple[Explanation, str]] = []
     for text in texts:
         norm = _norm(text)
+        # ConText scope is the clause: "petechiae above the nipple line; none on the trunk"
+        clauses = [_norm(c) for c in _CLAUSE_END.split(text) if c.strip()]
         for rule, pattern in explanation_rules():
             if any(r is rule for r, _t in found):
                 continue
             for m in pattern.finditer(norm):
-                if rules.status(norm[: m.start()], norm[m.end() :]) in ("negated", "family", "hypothetical"):
+                clause = next((c for c in clauses if pattern.search(c)), norm)
+                cm = pattern.search(clause) or m
+                if rules.status(clause[: cm.start()], clause[cm.end() :]) in (
+                    "negated",
+                    "family",
+                    "hypothetical",
+                ):
                     continue
                 if _UNCERTAIN_BEFORE.search(norm[: m.start()]) or _queried(text, m.group(0)):
                     continue
