@@ -186,8 +186,8 @@ _PLAIN_ITEM = re.compile(r"[a-z]+(?: [a-z]+)*", re.I)
 #: Words that end a negated list ("no cough, but has haemoptysis", "no pain, with a lump").
 _LIST_TURNS = frozenset(
     "but however although though yet except apart has have had with complains reports now still presents "
-    "noted is are was were new developed positive query possible possibly probable likely suspected suspicious "
-    "impression imp".split()
+    "noted is are was were new developed positive query possible possibly probable likely suspected "
+    "suspicious impression imp".split()
 )
 
 

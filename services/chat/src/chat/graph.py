@@ -464,7 +464,7 @@ def build_graph(deps: ChatDeps) -> CompiledStateGraph[Any, Any, Any, Any]:
             decide, destinations = routes[name]
             graph.add_node(name, routed(node, decide), destinations=destinations)
         else:
-            graph.add_node(name, node)  # type: ignore[call-overload]
+            graph.add_node(name, node)  # type: ignore[call-overload,arg-type]
     graph.add_edge(START, "load_history")
     graph.add_edge("build_query", "retrieve")
     for name in ("generate", "qualify", "refuse", "out_of_scope", "smalltalk_meta", "emergency"):
