@@ -145,3 +145,21 @@ def test_a_negated_list_does_not_run_into_a_query_or_a_turn() -> None:
     assert all(m.negated for m in read.matches)
     read = read_phrase("no cough, but has dysphagia", lex)
     assert {m.concept: m.negated for m in read.matches} == {"cough": True, "dysphagia": False}
+
+
+def test_sites_listed_with_an_examination_that_found_nothing_or_a_distributed_finding_are_context() -> None:
+    lex = [
+        LexiconEntry(concept="breast_lump", label="breast lump", synonyms=["lumps"]),
+        LexiconEntry(concept="bruising", label="bruising", synonyms=["bruises"]),
+        LexiconEntry(concept="lump", label="lump"),
+    ]
+    for entry in [
+        "Both breasts and axillae examined: no lumps",
+        "bruises on both forearms and thighs for a week",
+    ]:
+        reading = read_record({"age": 40, "gender": "Female", "exam_findings": [entry]}, lex)
+        assert reading.complete, [(f.clause, f.status) for f in reading.findings]
+    # a site listed with a lump that is present is never described away
+    reading = read_record({"age": 40, "gender": "Female", "exam_findings": ["lump in groin, and neck"]}, lex)
+    assert not [f for f in reading.findings if f.clause.strip() == "and neck" and f.status == "context"]
+    assert not [f for f in reading.findings if f.clause.strip() == "neck" and f.status == "context"]

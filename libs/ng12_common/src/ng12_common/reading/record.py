@@ -354,10 +354,13 @@ def _describing_clauses(reading: RecordReading, first: int) -> None:
     if not read:
         return
     surfaces = any(f.concept in _DISTRIBUTED or f.status == "not_ng12" for f in read)
+    # an examination that found nothing: the sites it names are what was examined ("both breasts
+    # and axillae examined: no lumps"); never where a finding is present ("lump in groin and neck")
+    examined = all(f.status == "absent" for f in entry_reads if f.concept is not None)
     described = set()
     for i in range(first, len(reading.findings)):
         item = reading.findings[i]
-        if item.status == "unread" and describes_only(item.clause, surfaces):
+        if item.status == "unread" and describes_only(item.clause, surfaces, sites=examined):
             item.status = "context"
             item.evidence = f"describes {read[0].label or read[0].evidence or 'the finding'} in this entry"
             described.add(i)
