@@ -163,3 +163,10 @@ def test_sites_listed_with_an_examination_that_found_nothing_or_a_distributed_fi
     reading = read_record({"age": 40, "gender": "Female", "exam_findings": ["lump in groin, and neck"]}, lex)
     assert not [f for f in reading.findings if f.clause.strip() == "and neck" and f.status == "context"]
     assert not [f for f in reading.findings if f.clause.strip() == "neck" and f.status == "context"]
+
+
+def test_similarity_never_reads_a_present_thing_as_its_absence() -> None:
+    from ng12_common.reading.record import _opposite_polarity
+
+    assert _opposite_polarity("absent fundal ('red') reflex", "red reflex present and symmetrical")
+    assert not _opposite_polarity("absent fundal ('red') reflex", "no red reflex in the left eye")

@@ -842,3 +842,40 @@ def test_petechiae_above_the_nipple_line_after_vomiting_are_explained_and_review
     )
     assert "1.10.2" not in outcome.matched_ids
     assert any(r.kind == "explained_finding" for r in outcome.needs_review), outcome.needs_review
+
+
+def test_copd_explains_its_usual_cough_but_not_a_changed_one(knowledge: GuidelineKnowledge) -> None:
+    """NICE NG115 / CKS Lung cancer: COPD's lasting cough is explained; a new or worse cough is not."""
+    stable = assess(
+        _record(
+            age=79,
+            smoking_history="current smoker",
+            history=["COPD on inhalers - stable, no change in cough or breathing"],
+        ),
+        knowledge,
+    )
+    assert "1.1.2" not in stable.matched_ids
+    assert any(r.kind == "explained_finding" for r in stable.needs_review)
+    worse = assess(
+        _record(
+            age=79, smoking_history="current smoker", symptoms=["cough worse for 4 weeks"], history=["COPD"]
+        ),
+        knowledge,
+    )
+    assert "1.1.2" in worse.matched_ids
+
+
+def test_a_rectal_mass_beside_a_benign_prostate_is_not_a_malignant_prostate(
+    knowledge: GuidelineKnowledge,
+) -> None:
+    outcome = assess(
+        _record(
+            age=78,
+            exam_findings=[
+                "PR: hard, irregular, fixed mass on posterior rectal wall; prostate separately palpable - smooth, "
+                "moderately enlarged, benign feel"
+            ],
+        ),
+        knowledge,
+    )
+    assert "1.6.1" not in outcome.matched_ids and "1.3.5" in outcome.matched_ids

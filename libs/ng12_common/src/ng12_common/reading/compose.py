@@ -70,6 +70,7 @@ class EntryGroup(BaseModel):
     cues: list[str]
     concept: str
     history: bool = False  # also read in the past history (a treatment recorded there)
+    unless: list[str] = []  # the entry states the opposite of the organ ("benign feel"): not composed
 
 
 class _Data(BaseModel):
@@ -94,7 +95,9 @@ stops a generic match of the same words."""
 
 
 @lru_cache(maxsize=1)
-def _entry_patterns() -> tuple[tuple[re.Pattern[str], re.Pattern[str], str, bool], ...]:
+def _entry_patterns() -> tuple[
+    tuple[re.Pattern[str], re.Pattern[str], str, bool, re.Pattern[str] | None], ...
+]:
     # imported here: lexicon_match imports this module
     from ng12_common.lexicon_match import normalise_phrase
 
@@ -102,15 +105,18 @@ def _entry_patterns() -> tuple[tuple[re.Pattern[str], re.Pattern[str], str, bool
         norm = sorted({normalise_phrase(w, keep_stop_words=True) for w in words}, key=len, reverse=True)
         return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in norm if w) + r")\b")
 
-    return tuple((alt(g.sites), alt(g.cues), g.concept, g.history) for g in _data().entry_groups)
+    return tuple(
+        (alt(g.sites), alt(g.cues), g.concept, g.history, alt(g.unless) if g.unless else None)
+        for g in _data().entry_groups
+    )
 
 
 def compose_entry(norm_entry: str, history: bool = False) -> list[tuple[str, str]]:
     """Whole-entry compositions of one normalised entry: (concept, the cue's words). In the past
     history only the groups that say so are read."""
     out = []
-    for sites, cues, concept, in_history in _entry_patterns():
-        if history and not in_history:
+    for sites, cues, concept, in_history, unless in _entry_patterns():
+        if (history and not in_history) or (unless is not None and unless.search(norm_entry)):
             continue
         if sites.search(norm_entry):
             m = cues.search(norm_entry)

@@ -37,6 +37,15 @@ _PERSISTS = re.compile(
     r"comes and goes|keeps coming back|non healing|not healing|unhealed|wont heal|won t heal|will not heal|"
     r"not healed|failed to heal)\b"
 )
+# A change in a lasting condition's usual symptoms (NICE CKS Lung cancer: a change in the cough of a
+# person with COPD), and the phrases that say there is none.
+_UNCHANGED = re.compile(
+    r"\b(no change( in)?|not changed|unchanged|no new|no worse|not worse|no different|usual|stable)\b"
+)
+_CHANGED = re.compile(
+    r"\b(worse|worsening|worsened|new|changed|change in|different|increasing|increased|more frequent|"
+    r"getting worse|deteriorat\w*)\b"
+)
 # Words that call an infection persistent or recurrent (NG12 1.10.1: "persistent or recurrent
 # infection"), counted episodes included ("3rd chest infection"). One list for the explanation rules
 # here and for the safety check of findings NG12 does not use (``reading.record``).
@@ -57,6 +66,9 @@ class Explanation(BaseModel):
     acute_infection: str | None = None  # the lexicon concept of the infection itself
     review: list[str] = []  # findings whose explanation a clinician must confirm (needs_review)
     window_days: int | None = None  # an acute cause dated longer ago than this explains nothing now
+    # a lasting condition whose symptoms persist by nature (COPD's cough): what unexplains them is a
+    # change in them ("cough worse", "new cough"), not their persistence
+    chronic: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -287,7 +299,14 @@ def apply_explanations(reading: RecordReading) -> list[str]:
             own = " ".join(
                 dict.fromkeys(_norm(f.entry) for f in reading.findings if f.concept == concept and f.entry)
             ) or _norm(fact.text or "")
-            if persists or _PERSISTS.search(own):
+            if rule.chronic:
+                if _CHANGED.search(_UNCHANGED.sub(" ", own)):
+                    notes.append(
+                        f"{concept.replace('_', ' ')} is NOT taken as explained by {rule.diagnosis}: "
+                        "the record says it has changed (new or worse)."
+                    )
+                    continue
+            elif persists or _PERSISTS.search(own):
                 if rule.acute_infection == "urinary_tract_infection" and concept == "haematuria":
                     # NG12 1.6.4/1.6.6: "visible haematuria that persists or recurs after
                     # successful treatment of urinary tract infection"

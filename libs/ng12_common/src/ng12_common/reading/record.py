@@ -576,6 +576,16 @@ def _read_test(
         )
 
 
+_ABSENCE_LABEL = re.compile(r"\b(absent|absence|loss of|lost|no|without|reduced|decreased)\b")
+_PRESENCE_CLAUSE = re.compile(r"\b(present|normal|intact|seen|equal|symmetrical|symmetric|preserved|brisk)\b")
+
+
+def _opposite_polarity(label: str, clause: str) -> bool:
+    """Similarity does not see polarity: a finding defined by an absence or loss ("absent red
+    reflex") is never matched to a clause that states the thing present or normal."""
+    return bool(_ABSENCE_LABEL.search(label.lower())) and bool(_PRESENCE_CLAUSE.search(clause.lower()))
+
+
 def apply_semantic(
     reading: RecordReading,
     decisions: Sequence[tuple[str | None, str, float] | None],
@@ -600,6 +610,9 @@ def apply_semantic(
                 item.score = None
                 continue
             item.status, item.tier = "not_ng12", "semantic"
+            continue
+        if _opposite_polarity(labels.get(concept, concept), pending.clause):
+            item.score = None  # "red reflex present" is not "absent red reflex": it stays unread
             continue
         modifiers, qualifiers = clause_cues(pending.clause)
         match = ConceptMatch(
