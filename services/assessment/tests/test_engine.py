@@ -863,6 +863,16 @@ def test_copd_explains_its_usual_cough_but_not_a_changed_one(knowledge: Guidelin
         knowledge,
     )
     assert "1.1.2" in worse.matched_ids
+    queried = assess(
+        _record(
+            age=68,
+            smoking_history="ex-smoker",
+            symptoms=["cough for 5/52, dry"],
+            history=["COPD? never had spirometry"],
+        ),
+        knowledge,
+    )
+    assert "1.1.2" in queried.matched_ids
 
 
 def test_a_rectal_mass_beside_a_benign_prostate_is_not_a_malignant_prostate(
@@ -872,8 +882,8 @@ def test_a_rectal_mass_beside_a_benign_prostate_is_not_a_malignant_prostate(
         _record(
             age=78,
             exam_findings=[
-                "PR: hard, irregular, fixed mass on posterior rectal wall; prostate separately palpable - smooth, "
-                "moderately enlarged, benign feel"
+                "PR: hard, irregular, fixed mass on posterior rectal wall; "
+                "prostate separately palpable - smooth, moderately enlarged, benign feel"
             ],
         ),
         knowledge,

@@ -43,7 +43,7 @@ _UNCHANGED = re.compile(
     r"\b(no change( in)?|not changed|unchanged|no new|no worse|not worse|no different|usual|stable)\b"
 )
 _CHANGED = re.compile(
-    r"\b(worse|worsening|worsened|new|changed|change in|different|increasing|increased|more frequent|"
+    r"\b(worse|worsening|worsened|new|changed|change in|different|increasing|increased|more|"
     r"getting worse|deteriorat\w*)\b"
 )
 # Words that call an infection persistent or recurrent (NG12 1.10.1: "persistent or recurrent
@@ -219,13 +219,15 @@ def diagnoses_in(texts: list[str]) -> list[tuple[Explanation, str]]:
 
 
 def _queried(text: str, term: str) -> bool:
-    """The raw entry puts a question mark before the diagnosis ("?UTI", "? chest infection")."""
+    """The raw entry puts a question mark before the diagnosis ("?UTI", "? chest infection") or
+    straight after it ("COPD? never had spirometry")."""
     low = text.lower()
-    first = term.split()[0]
-    return any(
+    first, last = term.split()[0], term.split()[-1]
+    before = any(
         m.start() > 0 and bool(_UNCERTAIN_RAW.search(low[: m.start()]))
         for m in re.finditer(rf"\b{re.escape(first)}\b", low)
     )
+    return before or bool(re.search(rf"\b{re.escape(last)}\s*\?", low))
 
 
 _TSH_KEYS = frozenset({"tsh", "thyroid stimulating hormone", "serum tsh"})
