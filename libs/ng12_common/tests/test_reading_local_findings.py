@@ -170,3 +170,9 @@ def test_similarity_never_reads_a_present_thing_as_its_absence() -> None:
 
     assert _opposite_polarity("absent fundal ('red') reflex", "red reflex present and symmetrical")
     assert not _opposite_polarity("absent fundal ('red') reflex", "no red reflex in the left eye")
+
+
+def test_a_finding_still_there_after_something_else_cleared_up_is_not_resolved() -> None:
+    rules = default_rules()
+    assert rules.status("", " still there 7 wks after a throat infection cleared up") is None
+    assert rules.status("", " cleared up") == "resolved"

@@ -89,6 +89,12 @@ def _normalise(text: str) -> str:
     return " ".join(t.split())
 
 
+#: Words that say a finding is still there; a resolution trigger after them speaks of something else.
+_STILL = re.compile(
+    r"\b(still|persists|persisting|persistent|remains|remaining|ongoing|not gone|not resolved)\b"
+)
+
+
 class ContextRules:
     """Compiled triggers: one pattern per (category, direction)."""
 
@@ -119,6 +125,13 @@ class ContextRules:
             fwd = self._patterns.get((category, "forward"))
             bwd = self._patterns.get((category, "backward"))
             bb, aa = (b[:cut], "") if cut is not None and category in ("negated", "resolved") else (b, a)
+            if category == "resolved" and bwd is not None:
+                # "lump still there 7 wks after a throat infection cleared up": what cleared up is
+                # the infection named after "still"; the finding itself persists
+                m = bwd.search(aa)
+                held = _STILL.search(aa)
+                if m is not None and held is not None and held.start() < m.start():
+                    aa = ""
             if (fwd is not None and fwd.search(bb)) or (bwd is not None and bwd.search(aa)):
                 return category
         return None
