@@ -55,6 +55,7 @@ ClaimKind = Literal[
     "universal",
     "unnamed_test",
     "excludes",
+    "waived",
 ]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
@@ -64,7 +65,7 @@ _ASSERTS = re.compile(
     r"(says?|said|states?|stated|recommends|recommended that|requires|mandates|advises|specifies|sets|lists|"
     r"puts|tells us|tells you to|wants|expects|insists|stipulates|demands|suggests that|calls for|allows|"
     r"permits|restricts|limits|refers(?! to)|reserves|only covers|gives(?: us| you| gps)?|lets us|uses|"
-    r"applies)\b|"
+    r"applies|counts|defines|classe?s|classifies|regards|treats)\b|"
     # a claim written as an equation or a label: "ng12 = refer if 55+", "NICE: CT for everyone"
     r"\b(ng12|nice)\s*(=|->|:)\s*\w|"
     # a tag question after the claim, wherever the message goes on: "..., correct? 52F, MSU clear"
@@ -139,6 +140,7 @@ _SCANS = {
     "biopsy": r"biopsy",
     "mammogram": r"mammogram|mammography",
     "dermoscopy": r"dermoscopy",
+    "full blood count": r"full blood count|fbc",
 }
 _NUM = r"(?P<num>\d+(?:\.\d+)?)"
 _COMPARE = (
@@ -166,6 +168,9 @@ _AGE_RULE = re.compile(
     r"\bfrom (?:the )?age (?:of )?(\d{1,3})\b|\bage[ds]? (\d{1,3}) (?:onwards|upwards|and up)\b",
     re.IGNORECASE,
 )
+#: The youngest age any NG12 criterion bounds ("aged 16 and over", 1.x; its other bounds are 18, 25,
+#: 30, 40, 45, 50, 55 and 60): an "under/over N" below it, beside a measured test, is a cut-off.
+YOUNGEST_AGE_BOUND = 16
 #: Words just before an "over/below N" that make it a test result, not an age ("FIT came back
 #: below 10", "platelets over 400").
 _RESULT_BEFORE = re.compile(
@@ -192,9 +197,12 @@ _PATIENT_AGE = re.compile(
     r"(?:is |was |who is )?aged\s+(\d{1,3})\b|\b(?:he|she|they|patient|pt)\s+(?:is|'s|are|was)\s+(\d{1,3})\b",
     re.IGNORECASE,
 )
-_COUNT = r"\d+|one|two|three|four|six"
+_COUNT = r"\d+|one|two|three|four|six|an?"
 _INTERVAL = re.compile(
-    r"\b(?P<word>within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every)\s+"
+    r"(?:\b(?P<word>within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every|"
+    r"up to)\s+|"
+    # "> 6 months", ">6 months": more than
+    r"(?P<gt>>)\s*)"
     rf"(?P<count>{_COUNT})\s*(?P<qual>(?:working|business|calendar|clear)\s+)?"
     r"(?P<span>hours?|hrs?|h|days?|weeks?|wks?|months?|mths?|years?|yrs?)\b|"
     # a duration named as a rule: "the 3-week rule", "NG12's 6-week cut-off" (a "3-week cough"
@@ -232,7 +240,7 @@ _ACTION = re.compile(
 _ACTION_TEXT = {"very urgent": "very urgent", "non-urgent": "non-urgent", "routine referral": "non-urgent"}
 _SCAN = re.compile(rf"\b(?:an?\s+|the\s+)?({'|'.join(_SCANS.values())})\b", re.IGNORECASE)
 _UNITS = {"hr": "hour", "h": "hour", "wk": "week", "mth": "month", "yr": "year"}
-_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6"}
+_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6", "a": "1", "an": "1"}
 
 
 @dataclass(frozen=True)
@@ -357,6 +365,10 @@ def claims(message: str) -> list[Claim]:
             continue
         if _RESULT_BEFORE.search(message[: m.start()]):
             continue
+        if int(value) < YOUNGEST_AGE_BOUND and len(named) == 1 and not m.group(0).lower().startswith("aged"):
+            # "PSA 3.8, that's under 4": no NG12 age bound is that low, so it is the test's cut-off
+            out.append(Claim("threshold", m.group(0).strip(), value, next(iter(named))))
+            continue
         if 0 < int(value) <= 120:
             word = m.group(0).lower()
             direction = "under" if re.match(r"(under|below|younger)", word) else "over"
@@ -378,7 +390,7 @@ def claims(message: str) -> list[Claim]:
         if _PATIENT_DURATION.search(before) and not _CONDITION.search(before):
             continue
         said, count, span, qual = (
-            (m.group("word"), m.group("count"), m.group("span"), m.group("qual") or "")
+            (m.group("word") or "more than", m.group("count"), m.group("span"), m.group("qual") or "")
             if m.group("count")
             else ("", m.group("count2"), m.group("span2"), "")
             if m.group("count2")
@@ -387,7 +399,7 @@ def claims(message: str) -> list[Claim]:
         number = _WORD_NUMBERS.get(count.lower(), count)
         unit = _UNITS.get(span.lower().rstrip("s"), span.lower().rstrip("s"))
         unit = f"{qual.strip().lower()} {unit}".strip()
-        kind = "deadline" if said.lower() in ("within", "in", "after", "every") else "duration"
+        kind = "deadline" if said.lower() in ("within", "in", "after", "every", "up to") else "duration"
         out.append(Claim("interval", m.group(0).strip(), f"{number} {unit}", kind))
     for m in _URGENCY.finditer(message):
         out.append(Claim("urgency", m.group(0), m.group(1).lower().removesuffix("ly")))
@@ -421,6 +433,9 @@ def claims(message: str) -> list[Claim]:
     excluded = _EXCLUDES.search(message)
     if excluded is not None:  # "a normal X-ray excludes cancer"
         out.append(Claim("excludes", excluded.group(0).strip(), "excludes"))
+    waived = _WAIVED.search(message)
+    if waived is not None:  # "no need to repeat FIT"
+        out.append(Claim("waived", waived.group(0).strip(), "waived"))
     return out
 
 
@@ -547,8 +562,35 @@ _EXCLUDES = re.compile(
     r"\b(?:exclud\w*|rul(?:e|es|ed|ing) out)\b[^.?!]{0,60}?\b(?:normal|negative|clear)\b",
     re.IGNORECASE,
 )
+#: A result claimed to make another test unnecessary ("no need to repeat FIT", "doesn't need another
+#: CA125"): checked like a result claimed to exclude cancer.
+_WAIVED = re.compile(
+    r"\b(?:no need|(?:do(?:es)?n'?t|do(?:es)? not|won'?t|wouldn'?t) need)\s+(?:to\s+|for\s+)?"
+    r"(?:repeat(?:ing)?|re-?do(?:ing)?|re-?test(?:ing)?|re-?check(?:ing)?|do (?:it|another|a repeat)|another|"
+    r"a repeat|a second)\b(?:\s+(?:the|a|an|his|her|their)\b)?(?:\s+(?!then\b|now\b|again\b)[\w-]+)?",
+    re.IGNORECASE,
+)
+#: NG12's words if it did let a result stand in for a repeat test (it never does).
+_WAIVES_TEXT = re.compile(
+    r"\b(no need to repeat|need not be repeated|does not need to be repeated|do not repeat)\b", re.IGNORECASE
+)
+#: A recommendation on what an earlier negative or normal result changes (1.3.1: "FIT should be
+#: offered even if the person has previously had a negative FIT result ...").
+_EARLIER_RESULT = re.compile(r"\b(?:negative|normal)\b[^.]{0,40}\bresults?\b|\bpreviously\b", re.IGNORECASE)
 _RULES_OUT = re.compile(r"\b(exclud\w*|rul(e|es|ed) out)\b[^.]{0,40}\bcancer", re.IGNORECASE)
 _FALSE_NEGATIVE = re.compile(r"false[- ]negative", re.IGNORECASE)
+
+
+def _on_earlier_results(claim: Claim, every: list[ServedRecommendation]) -> list[ServedRecommendation]:
+    """What NG12 says about an earlier result of the test a claim names: the recommendations naming
+    the test and an earlier negative or normal result first, then those on false-negative results."""
+    tests = named_tests(claim.text).values()
+    earlier = [
+        r
+        for r in every
+        if _EARLIER_RESULT.search(r.text) and any(re.search(t, r.text, re.IGNORECASE) for t in tests)
+    ]
+    return [*earlier, *(r for r in every if _FALSE_NEGATIVE.search(r.text) and r not in earlier)]
 
 
 def for_patient(recs: list[ServedRecommendation], age: int | None) -> list[ServedRecommendation]:
@@ -798,6 +840,11 @@ def check(
             if not any(named_in.search(r.text) for r in every):
                 contradicted.append(claim)
             continue
+        if claim.kind == "waived":  # nor that a result makes another test unnecessary
+            if not any(_WAIVES_TEXT.search(r.text) for r in every):
+                contradicted.append(claim)
+                quoted += [r for r in _on_earlier_results(claim, every) if r not in quoted]
+            continue
         if claim.kind == "excludes":  # NG12 never says a normal result excludes cancer
             if not any(_RULES_OUT.search(r.text) for r in every):
                 contradicted.append(claim)
@@ -872,7 +919,7 @@ def claimed_details(message: str) -> list[str]:
     return [
         c.value.split(" ")[0] if c.kind == "interval" else c.value
         for c in claims(message)
-        if c.kind not in ("test", "universal", "unnamed_test", "excludes")
+        if c.kind not in ("test", "universal", "unnamed_test", "excludes", "waived")
     ]
 
 
