@@ -17,7 +17,8 @@ from chat import answer as compose
 from chat.clinical import ClinicalState, asks_about_age
 from chat.definitions import asked_definitions, asked_terms, asks_timeframe
 from chat.knowledge import rec_from_pb
-from chat.premise import check, claims, describe, for_patient, universal_contradicted
+from chat.premise import Claim, check, claims, describe, for_patient, universal_contradicted
+from chat.premise_action import modifiers_used, probe_ages, route_contradicted
 from chat.query import quote_term
 from chat.results import results_lead
 from chat.selection import Selection, select
@@ -240,6 +241,27 @@ def _retrieved_recs(state: ChatState) -> list[Any]:
     return list(out.values())
 
 
+def _route_check(
+    found: list[Claim], on_findings: list[Any], state: ChatState, eval_context: Any
+) -> tuple[list[Claim], list[Any]]:
+    """A route, urgency or deadline claimed for the findings named, against the actions of the
+    recommendations a patient with those findings meets (chat.premise_action)."""
+    probe = state["turn_state"]
+    modifiers = modifiers_used(on_findings, probe.symptoms)
+    ids = [r.id for r in on_findings]
+
+    @functools.cache
+    def results_at(age: int) -> dict[str, Any]:
+        facts = probe.model_copy(update={"age": age, "modifiers": modifiers}).to_facts()
+        return evaluate_all(facts, eval_context, only=ids)
+
+    verdict = route_contradicted(found, on_findings, results_at, probe_ages(found, probe.age))
+    if verdict is None:
+        return [], []
+    by_id = {r.id: r for r in on_findings}
+    return [verdict.claim], [by_id[rid] for rid in verdict.quoted]
+
+
 async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[str, Any]:
     """The answer and its grounding: a contradicted premise, NG12's definitions or passages, or the
     selected recommendations (weak when `hedged`, unless what they present supports it)."""
@@ -275,6 +297,8 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
             universal = universal_contradicted(found_claims, for_symptoms, met_at, wanted)
             if universal is not None:
                 contradicted, quoted = [universal], for_symptoms
+            else:
+                contradicted, quoted = _route_check(found_claims, for_symptoms, state, eval_context)
         if contradicted:
             quotes = [compose.rec_citation(r) for r in quoted[:3]]
             compared, _ = results_lead(_patient_tests(state), _patient_age(state), every)

@@ -1,0 +1,163 @@
+"""A route, urgency or deadline claimed for findings, checked against what NG12 does for them.
+
+"NG12 says 2WW for recurrent UTIs over 60", "FBC within 2 weeks for ?leukaemia", "all suspected
+BCCs go 2WW": the words of the claim may all be in some recommendation on those findings (1.6.4
+does say "suspected cancer pathway", and names urinary tract infection), yet NG12 routes the
+findings otherwise. So this check does not look for the words. It asks the criteria engine which
+recommendations a patient with only the findings named (unexplained; every modifier NG12 uses for
+them; what the message negates stays absent) meets, at the ages claimed (else the patient's own,
+else every age), and compares the urgency claimed with the action each of them takes, in NG12's
+action vocabulary (`ng12_common.actions`).
+
+A claim is contradicted when a recommendation on the findings with a timeframe is met, and no
+recommendation on them with an action of the urgency claimed is met or short only of what the
+message cannot settle (a modifier, a result, a combination): 1.6.5's non-urgent referral is met
+for recurrent UTI at 60 and over, and 1.6.4's suspected cancer pathway needs haematuria, which
+the message negates. With a test claimed, only the recommendations naming that test count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from chat.premise import TESTS, Claim
+from ng12_common.criteria import (
+    EvalResult,
+    Gap,
+    MissingFinding,
+    NotRecorded,
+    SexMismatch,
+    Symptom,
+    Unmet,
+    iter_nodes,
+)
+from ng12_common.served_recommendations import ServedRecommendation
+
+#: The actions each urgency names, as NG12's "Terms used in this guideline" define them:
+#: Immediate ("within a few hours"), Very urgent ("within 48 hours"), Urgent ("within 2 weeks"),
+#: Suspected cancer pathway referral (the 2-week wait), Non-urgent.
+IMMEDIATE = frozenset({"immediate_referral"})
+VERY_URGENT = frozenset({"very_urgent_referral", "very_urgent_investigation"})
+TWO_WEEKS = frozenset({"suspected_cancer_pathway_referral", "urgent_investigation"})
+NON_URGENT = frozenset({"non_urgent_referral", "non_urgent_investigation"})
+#: Actions with a timeframe; a test in primary care and other advice have none to compare.
+TIMED = IMMEDIATE | VERY_URGENT | TWO_WEEKS | NON_URGENT
+
+_ROUTES = {"suspected cancer pathway": TWO_WEEKS, "very urgent": VERY_URGENT, "non-urgent": NON_URGENT}
+_URGENCIES = {"immediate": IMMEDIATE, "same-day": IMMEDIATE, "same day": IMMEDIATE, "emergency": IMMEDIATE}
+#: Deadlines NG12's timeframes name: 48 hours (or 2 days) is very urgent, 2 weeks (14 days) urgent.
+_DEADLINES = {
+    "48 hour": VERY_URGENT,
+    "2 day": VERY_URGENT,
+    "2 week": TWO_WEEKS,
+    "14 day": TWO_WEEKS,
+}
+#: Ages probed when neither the claim nor the patient gives one (as chat.premise's universal claims).
+PROBE_AGES: tuple[int, ...] = (5, 15, 18, 25, 30, 35, 40, 45, 50, 55, 60, 65, 75, 85)
+
+
+class RouteVerdict(BaseModel):
+    """A contradicted route claim and the recommendations to quote instead (ids, most relevant first)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    claim: Claim
+    quoted: list[str]
+
+
+def claimed_actions(claim: Claim) -> frozenset[str] | None:
+    """The NG12 actions a claim's route, urgency or deadline names (None: it names none)."""
+    if claim.kind == "action":
+        return _ROUTES.get(claim.value)
+    if claim.kind == "urgency":
+        return _URGENCIES.get(claim.value)
+    if claim.kind == "interval" and claim.subject == "deadline":
+        return _DEADLINES.get(claim.value)
+    return None
+
+
+def probe_ages(found: list[Claim], patient_age: int | None) -> tuple[int, ...]:
+    """The ages to evaluate at: within the age bounds claimed, else the patient's, else all."""
+    bounds = [c for c in found if c.kind == "age"]
+    if bounds:
+        ages = PROBE_AGES
+        for c in bounds:
+            limit = int(c.value)
+            ages = tuple(a for a in ages if (a >= limit if c.subject == "over" else a < limit))
+        return ages
+    return (patient_age,) if patient_age is not None else PROBE_AGES
+
+
+def modifiers_used(recs: Iterable[ServedRecommendation], symptoms: Iterable[str]) -> dict[str, list[str]]:
+    """Every modifier NG12's criteria use for each symptom named ("visible", "persistent"): the
+    probe patient has them all, so a claim is never contradicted for a word the message left out."""
+    wanted = set(symptoms)
+    used: dict[str, set[str]] = {s: {"unexplained", "persistent"} for s in wanted}
+    for rec in recs:
+        if rec.criteria is None:
+            continue
+        for node in iter_nodes(rec.criteria):
+            if isinstance(node, Symptom) and node.concept in wanted:
+                used[node.concept] |= {*node.modifiers, *node.any_modifiers}
+    return {s: sorted(m) for s, m in used.items()}
+
+
+def _unsettled(gap: Gap, partly_met: bool) -> bool:
+    """A gap the message cannot settle: a modifier or duration of a finding it names, a result not
+    given, the sex not given, or the rest of a combination it meets part of (a combination none of
+    whose parts it names is not the findings' recommendation)."""
+    if isinstance(gap, MissingFinding):
+        return gap.problem is not None
+    if isinstance(gap, SexMismatch):
+        return gap.actual is None
+    if isinstance(gap, Unmet):
+        return partly_met
+    return isinstance(gap, NotRecorded)
+
+
+def _possible(result: EvalResult | None) -> bool:
+    """The recommendation is met, or could be for what the message leaves open."""
+    if result is None:
+        return False
+    partly = any(a.op in _FINDING_OPS for a in result.satisfied)
+    return result.met or all(_unsettled(g, partly) for g in result.gaps)
+
+
+#: Atoms that are findings (an age or sex met is not part of a combination of findings met).
+_FINDING_OPS = frozenset({"symptom", "finding", "history", "test", "test_by_age"})
+
+
+def route_contradicted(
+    found: list[Claim],
+    on_findings: list[ServedRecommendation],
+    results_at: Callable[[int], Mapping[str, EvalResult]],
+    ages: tuple[int, ...],
+) -> RouteVerdict | None:
+    """The first route, urgency or deadline claim NG12 does not make for the findings named, with
+    what it does make (the recommendations met, then those of the urgency claimed that are not);
+    None when every such claim holds, or nothing on the findings with a timeframe is met.
+    `results_at(age)`: the criteria results of `on_findings` for the probe patient at that age."""
+    urgent = [(c, acts) for c in found if (acts := claimed_actions(c)) is not None]
+    if not urgent or not on_findings or not ages:
+        return None
+    tests = [TESTS.get(c.value, re.escape(c.value)) for c in found if c.kind == "test"]
+    pool = [r for r in on_findings if all(re.search(t, r.text, re.IGNORECASE) for t in tests)]
+    if not pool:
+        return None  # the test claimed is not on these findings: chat.premise's test check says so
+    results = [results_at(age) for age in ages]
+    met = [r for r in pool if r.action in TIMED and any(res.get(r.id, _NONE).met for res in results)]
+    if not met:
+        return None
+    for claim, acts in urgent:
+        routed = [r for r in pool if r.action in acts]
+        if any(_possible(res.get(r.id)) for r in routed for res in results):
+            continue
+        quoted = [*met, *(r for r in routed if r not in met)]
+        return RouteVerdict(claim=claim, quoted=[r.id for r in quoted])
+    return None
+
+
+_NONE = EvalResult(met=False)
