@@ -316,7 +316,10 @@ _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=\S)")
 #: What follows "so", "therefore" is the writer's own conclusion or plan ("..., so I'll refer
 #: routinely?"), not something claimed as NG12's.
 _CONCLUSION = re.compile(
-    r"(?:,\s*|\s+)(?:so|therefore|hence|which means)\b(?!\s+(?:that|as|long|far))[^.?!]*"
+    r"(?:,\s*|\s+)(?:so|therefore|hence|which means)\b(?!\s+(?:that|as|long|far))"
+    # ... unless what follows says it is NG12's: "he's an adult so ng12 = very urgent FBC"
+    r"(?![^.?!]*\b(?:ng12|nice)\s*(?:=|:|says|states|recommends|wants|gives))[^.?!]*",
+    re.IGNORECASE,
 )
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pydantic import BaseModel, ConfigDict
 
 from chat.premise import TESTS, Claim
+from ng12_common.actions import action_info
 from ng12_common.criteria import (
     EvalResult,
     Gap,
@@ -66,6 +67,7 @@ class RouteVerdict(BaseModel):
 
     claim: Claim
     quoted: list[str]
+    said: str = ""  # what NG12 does for the findings: "NG12's action for them: non-urgent referral (1.6.5)."
 
 
 def claimed_actions(claim: Claim) -> frozenset[str] | None:
@@ -143,7 +145,13 @@ def route_contradicted(
     urgent = [(c, acts) for c in found if (acts := claimed_actions(c)) is not None]
     if not urgent or not on_findings or not ages:
         return None
-    tests = [TESTS.get(c.value, re.escape(c.value)) for c in found if c.kind == "test"]
+    # one urgency with a test ("FBC within 2 weeks") is the test's: only recommendations naming it
+    # count; several ("very urgent FBC, not the immediate referral") are not all the test's
+    tests = (
+        [TESTS.get(c.value, re.escape(c.value)) for c in found if c.kind == "test"]
+        if len(urgent) == 1
+        else []
+    )
     pool = [r for r in on_findings if all(re.search(t, r.text, re.IGNORECASE) for t in tests)]
     if not pool:
         return None  # the test claimed is not on these findings: chat.premise's test check says so
@@ -156,8 +164,54 @@ def route_contradicted(
         if any(_possible(res.get(r.id)) for r in routed for res in results):
             continue
         quoted = [*met, *(r for r in routed if r not in met)]
-        return RouteVerdict(claim=claim, quoted=[r.id for r in quoted])
+        return RouteVerdict(claim=claim, quoted=[r.id for r in quoted], said=actions_said(met))
     return None
 
 
 _NONE = EvalResult(met=False)
+
+
+def actions_said(recs: list[ServedRecommendation]) -> str:
+    """What NG12 does for the findings, in its action vocabulary: "For these findings NG12 gives a
+    non-urgent referral (1.6.5)."."""
+    by_label: dict[str, list[str]] = {}
+    for rec in recs:
+        by_label.setdefault(action_info(rec.action).label, []).append(rec.id)
+    parts = [f"{label} ({', '.join(ids)})" for label, ids in by_label.items()]
+    return f"For these findings NG12 gives: {'; '.join(parts)}." if parts else ""
+
+
+#: NG12's age groups (Terms used in this guideline: children from birth to 15 years; adults 18 and
+#: over), the ages of each, and the recommendations' population groups that are theirs.
+_GROUP_AGES: dict[str, Callable[[int], bool]] = {"children": lambda a: a < 16, "adults": lambda a: a >= 18}
+_GROUP_RECS = {"children": ("children", "children_and_young_people"), "adults": ("adults",)}
+
+
+def group_contradicted(
+    found: list[Claim],
+    restricted: tuple[str, str] | None,
+    on_findings: list[ServedRecommendation],
+    results_at: Callable[[int], Mapping[str, EvalResult]],
+    patient_age: int | None,
+) -> RouteVerdict | None:
+    """An urgency claimed to be only one group's ("not the immediate referral, that's for kids")
+    for a patient outside that group, when NG12's recommendation of that urgency for the group is
+    met by the patient all the same: 1.10.2's immediate referral is for children and young people,
+    so for a 20-year-old too. `restricted`: (the words, the group) the message restricts to."""
+    if restricted is None or patient_age is None or _GROUP_AGES[restricted[1]](patient_age):
+        return None
+    word, group = restricted
+    results = results_at(patient_age)
+    for claim, acts in ((c, a) for c in found if (a := claimed_actions(c)) is not None):
+        theirs = [
+            r
+            for r in on_findings
+            if r.action in acts
+            and str(r.population.get("age_group")) in _GROUP_RECS[group]
+            and results.get(r.id, _NONE).met
+        ]
+        if theirs:
+            met = [r for r in on_findings if r not in theirs and results.get(r.id, _NONE).met]
+            said = Claim("action", f"{claim.text} is only for {word}", claim.value)
+            return RouteVerdict(claim=said, quoted=[r.id for r in [*theirs, *met]], said=actions_said(theirs))
+    return None

@@ -16,9 +16,10 @@ from typing import Any
 from chat import answer as compose
 from chat.clinical import ClinicalState, asks_about_age
 from chat.definitions import asked_definitions, asked_terms, asks_timeframe
+from chat.group_words import restricted_group
 from chat.knowledge import rec_from_pb
-from chat.premise import Claim, check, claims, describe, for_patient, universal_contradicted
-from chat.premise_action import modifiers_used, probe_ages, route_contradicted
+from chat.premise import Claim, check, claimed_text, claims, describe, for_patient, universal_contradicted
+from chat.premise_action import group_contradicted, modifiers_used, probe_ages, route_contradicted
 from chat.query import quote_term
 from chat.results import results_lead
 from chat.selection import Selection, select
@@ -243,7 +244,7 @@ def _retrieved_recs(state: ChatState) -> list[Any]:
 
 def _route_check(
     found: list[Claim], on_findings: list[Any], state: ChatState, eval_context: Any
-) -> tuple[list[Claim], list[Any]]:
+) -> tuple[list[Claim], list[Any], str]:
     """A route, urgency or deadline claimed for the findings named, against the actions of the
     recommendations a patient with those findings meets (chat.premise_action)."""
     probe = state["turn_state"]
@@ -257,9 +258,12 @@ def _route_check(
 
     verdict = route_contradicted(found, on_findings, results_at, probe_ages(found, probe.age))
     if verdict is None:
-        return [], []
+        only = restricted_group(claimed_text(state["text"]))
+        verdict = group_contradicted(found, only, on_findings, results_at, probe.age)
+    if verdict is None:
+        return [], [], ""
     by_id = {r.id: r for r in on_findings}
-    return [verdict.claim], [by_id[rid] for rid in verdict.quoted]
+    return [verdict.claim], [by_id[rid] for rid in verdict.quoted], verdict.said
 
 
 async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[str, Any]:
@@ -278,7 +282,13 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
             r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
         ]
         for_symptoms = for_patient(on_symptoms, state["turn_state"].age)  # the patient's age group
-        contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
+        # a route or urgency NG12 gives those findings otherwise is named as such, before the
+        # claims' words are looked for together (chat.premise's joint check)
+        contradicted, quoted, said = (
+            _route_check(found_claims, for_symptoms, state, knowledge.context) if knowledge else ([], [], "")
+        )
+        if not contradicted:
+            contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
         if not contradicted and knowledge is not None:
             probe = state["turn_state"]
             modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
@@ -297,11 +307,10 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
             universal = universal_contradicted(found_claims, for_symptoms, met_at, wanted)
             if universal is not None:
                 contradicted, quoted = [universal], for_symptoms
-            else:
-                contradicted, quoted = _route_check(found_claims, for_symptoms, state, eval_context)
         if contradicted:
             quotes = [compose.rec_citation(r) for r in quoted[:3]]
             compared, _ = results_lead(_patient_tests(state), _patient_age(state), every)
+            compared = " ".join(x for x in (said, compared) if x)
             return {
                 "answer": compose.false_premise(describe(contradicted), quotes, compared),
                 "grounding": "contradicted",
