@@ -4,8 +4,8 @@
 BCCs go 2WW": the words of the claim may all be in some recommendation on those findings (1.6.4
 does say "suspected cancer pathway", and names urinary tract infection), yet NG12 routes the
 findings otherwise. So this check does not look for the words. It asks the criteria engine which
-recommendations a patient with only the findings named (unexplained; every modifier NG12 uses for
-them; what the message negates stays absent) meets, at the ages claimed (else the patient's own,
+recommendations a patient with only the findings named (unexplained and persistent; what the
+message negates stays absent) meets, at the ages claimed (else the patient's own,
 else every age), and compares the urgency claimed with the action each of them takes, in NG12's
 action vocabulary (`ng12_common.actions`).
 
@@ -19,7 +19,7 @@ the message negates. With a test claimed, only the recommendations naming that t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,9 +31,7 @@ from ng12_common.criteria import (
     MissingFinding,
     NotRecorded,
     SexMismatch,
-    Symptom,
     Unmet,
-    iter_nodes,
 )
 from ng12_common.served_recommendations import ServedRecommendation
 
@@ -93,22 +91,9 @@ def probe_ages(found: list[Claim], patient_age: int | None) -> tuple[int, ...]:
     return (patient_age,) if patient_age is not None else PROBE_AGES
 
 
-def modifiers_used(recs: Iterable[ServedRecommendation], symptoms: Iterable[str]) -> dict[str, list[str]]:
-    """Every modifier NG12's criteria use for each symptom named ("visible", "persistent"): the
-    probe patient has them all, so a claim is never contradicted for a word the message left out."""
-    wanted = set(symptoms)
-    used: dict[str, set[str]] = {s: {"unexplained", "persistent"} for s in wanted}
-    for rec in recs:
-        if rec.criteria is None:
-            continue
-        for node in iter_nodes(rec.criteria):
-            if isinstance(node, Symptom) and node.concept in wanted:
-                used[node.concept] |= {*node.modifiers, *node.any_modifiers}
-    return {s: sorted(m) for s, m in used.items()}
-
-
 def _unsettled(gap: Gap, partly_met: bool) -> bool:
-    """A gap the message cannot settle: a modifier or duration of a finding it names, a result not
+    """A gap the message cannot settle: a modifier or duration of a finding it names ("visible":
+    a word the message may have left out, so never held against the claim), a result not
     given, the sex not given, or the rest of a combination it meets part of (a combination none of
     whose parts it names is not the findings' recommendation)."""
     if isinstance(gap, MissingFinding):

@@ -19,7 +19,7 @@ from chat.definitions import asked_definitions, asked_terms, asks_timeframe
 from chat.group_words import restricted_group
 from chat.knowledge import rec_from_pb
 from chat.premise import Claim, check, claimed_text, claims, describe, for_patient, universal_contradicted
-from chat.premise_action import group_contradicted, modifiers_used, probe_ages, route_contradicted
+from chat.premise_action import group_contradicted, probe_ages, route_contradicted
 from chat.query import quote_term
 from chat.results import results_lead
 from chat.selection import Selection, select
@@ -248,7 +248,7 @@ def _route_check(
     """A route, urgency or deadline claimed for the findings named, against the actions of the
     recommendations a patient with those findings meets (chat.premise_action)."""
     probe = state["turn_state"]
-    modifiers = modifiers_used(on_findings, probe.symptoms)
+    modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
     ids = [r.id for r in on_findings]
 
     @functools.cache
