@@ -242,6 +242,19 @@ def _retrieved_recs(state: ChatState) -> list[Any]:
     return list(out.values())
 
 
+def _met_first(recs: list[Any], state: ChatState, eval_context: Any) -> list[Any]:
+    """The recommendations to quote, those the patient described meets first (what NG12 does say
+    for them: 1.2.1 and 1.2.7 for a 57-year-old with weight loss and dyspepsia), else as they are."""
+    probe = state["turn_state"]
+    if probe.age is None or not probe.symptoms or not recs:
+        return recs
+    facts = probe.model_copy(
+        update={"modifiers": {s: ["unexplained", "persistent"] for s in probe.symptoms}}
+    ).to_facts()
+    results = evaluate_all(facts, eval_context, only=[r.id for r in recs])
+    return sorted(recs, key=lambda r: not (r.id in results and results[r.id].met))
+
+
 def _route_check(
     found: list[Claim], on_findings: list[Any], state: ChatState, eval_context: Any
 ) -> tuple[list[Claim], list[Any], str]:
@@ -289,6 +302,8 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
         )
         if not contradicted:
             contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
+            if contradicted and knowledge is not None:
+                quoted = _met_first(quoted, state, knowledge.context)
         if not contradicted and knowledge is not None:
             probe = state["turn_state"]
             modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
