@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from chat.definitions import claims_definition, defined_terms
 from chat.group_words import restricted_group
 from chat.guardrails import clauses, rule_scope
 from chat.premise import Claim, check, claimed_text, claims
@@ -280,3 +281,17 @@ def test_what_to_tell_the_family_follows_the_conversation(client: TestClient) ->
     body = ask(client, sid, "what should I say to his mum and dad")
     assert body["grounding"] not in ("out_of_scope", "none"), body["answer"]
     assert {"1.14.2", "1.14.3"} & set(cited(body))
+
+
+def test_a_definition_claim_names_the_terms_whose_definitions_settle_it() -> None:
+    claim = "NICE classes young people as 18 to 30, right?"
+    assert claims_definition(claim) and defined_terms(claim) == ["Young people"]
+    assert not claims_definition("NG12 says refer over 40s with haemoptysis, right?")
+    verdict = group_contradicted(
+        [Claim("urgency", "immediate", "immediate")],
+        ("kids", "children"),
+        [FBC, IMMEDIATE],
+        results_for([FBC, IMMEDIATE], {"bruising"}),
+        21,
+    )
+    assert verdict is not None and verdict.define == ["Children and young people"]

@@ -66,6 +66,7 @@ class RouteVerdict(BaseModel):
     claim: Claim
     quoted: list[str]
     said: str = ""  # what NG12 does for the findings: "NG12's action for them: non-urgent referral (1.6.5)."
+    define: list[str] = []  # NG12's terms whose definitions settle the claim ("Children and young people")
 
 
 def claimed_actions(claim: Claim) -> frozenset[str] | None:
@@ -170,6 +171,8 @@ def actions_said(recs: list[ServedRecommendation]) -> str:
 #: over), the ages of each, and the recommendations' population groups that are theirs.
 _GROUP_AGES: dict[str, Callable[[int], bool]] = {"children": lambda a: a < 16, "adults": lambda a: a >= 18}
 _GROUP_RECS = {"children": ("children", "children_and_young_people"), "adults": ("adults",)}
+#: NG12's defined term for each population group of its recommendations (chat.definitions.TERMS).
+_GROUP_TERMS = {"children": "Children", "children_and_young_people": "Children and young people"}
 
 
 def group_contradicted(
@@ -198,5 +201,13 @@ def group_contradicted(
         if theirs:
             met = [r for r in on_findings if r not in theirs and results.get(r.id, _NONE).met]
             said = Claim("action", f"{claim.text} is only for {word}", claim.value)
-            return RouteVerdict(claim=said, quoted=[r.id for r in [*theirs, *met]], said=actions_said(theirs))
+            terms = [
+                _GROUP_TERMS[g] for g in dict.fromkeys(str(r.population.get("age_group")) for r in theirs)
+            ]
+            return RouteVerdict(
+                claim=said,
+                quoted=[r.id for r in [*theirs, *met]],
+                said=actions_said(theirs),
+                define=[t for t in terms if t],
+            )
     return None
