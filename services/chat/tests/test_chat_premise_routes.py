@@ -295,3 +295,15 @@ def test_a_definition_claim_names_the_terms_whose_definitions_settle_it() -> Non
         21,
     )
     assert verdict is not None and verdict.define == ["Children and young people"]
+
+
+def test_a_route_named_in_other_words_holds_by_the_recommendations_action() -> None:
+    routine = rec(
+        "9.4.1",
+        "Consider routine referral for people with a skin lesion that raises the suspicion of X.",
+        "non_urgent_referral",
+        symptom("lesion"),
+    )
+    found = claims("NG12 says a routine referral for a lesion like that, right?")
+    assert ("action", "non-urgent") in {(c.kind, c.value) for c in found}
+    assert check(found, [routine], [routine], [routine], {"lesion"})[0] == []

@@ -238,6 +238,14 @@ _ACTION = re.compile(
     re.IGNORECASE,
 )
 _ACTION_TEXT = {"very urgent": "very urgent", "non-urgent": "non-urgent", "routine referral": "non-urgent"}
+#: The actions (ng12_common.actions) each route claimed names, as NG12's "Terms used in this
+#: guideline" define them: the suspected cancer pathway (2-week wait) and urgent (within 2 weeks),
+#: very urgent (within 48 hours), non-urgent.
+ROUTE_ACTIONS: dict[str, frozenset[str]] = {
+    "suspected cancer pathway": frozenset({"suspected_cancer_pathway_referral", "urgent_investigation"}),
+    "very urgent": frozenset({"very_urgent_referral", "very_urgent_investigation"}),
+    "non-urgent": frozenset({"non_urgent_referral", "non_urgent_investigation"}),
+}
 _SCAN = re.compile(rf"\b(?:an?\s+|the\s+)?({'|'.join(_SCANS.values())})\b", re.IGNORECASE)
 _UNITS = {"hr": "hour", "h": "hour", "wk": "week", "mth": "month", "yr": "year"}
 _WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6", "a": "1", "an": "1"}
@@ -854,7 +862,11 @@ def check(
                 quoted += [r for r in every if _FALSE_NEGATIVE.search(r.text) and r not in quoted]
             continue
         if claim.kind in ("action", "urgency") and for_symptoms:
-            if not any(_contains(r.text, claim) for r in for_symptoms):
+            # NG12's words for the route, or its action (1.7.5's "routine referral" is non-urgent)
+            if not any(
+                _contains(r.text, claim) or r.action in ROUTE_ACTIONS.get(claim.value, ())
+                for r in for_symptoms
+            ):
                 contradicted.append(claim)
                 quoted += [r for r in for_symptoms if r not in quoted]
             continue

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from chat.premise import TESTS, Claim
+from chat.premise import ROUTE_ACTIONS, TESTS, Claim
 from ng12_common.actions import action_info
 from ng12_common.criteria import (
     EvalResult,
@@ -39,13 +39,12 @@ from ng12_common.served_recommendations import ServedRecommendation
 #: Immediate ("within a few hours"), Very urgent ("within 48 hours"), Urgent ("within 2 weeks"),
 #: Suspected cancer pathway referral (the 2-week wait), Non-urgent.
 IMMEDIATE = frozenset({"immediate_referral"})
-VERY_URGENT = frozenset({"very_urgent_referral", "very_urgent_investigation"})
-TWO_WEEKS = frozenset({"suspected_cancer_pathway_referral", "urgent_investigation"})
-NON_URGENT = frozenset({"non_urgent_referral", "non_urgent_investigation"})
+VERY_URGENT = ROUTE_ACTIONS["very urgent"]
+TWO_WEEKS = ROUTE_ACTIONS["suspected cancer pathway"]
+NON_URGENT = ROUTE_ACTIONS["non-urgent"]
 #: Actions with a timeframe; a test in primary care and other advice have none to compare.
 TIMED = IMMEDIATE | VERY_URGENT | TWO_WEEKS | NON_URGENT
 
-_ROUTES = {"suspected cancer pathway": TWO_WEEKS, "very urgent": VERY_URGENT, "non-urgent": NON_URGENT}
 _URGENCIES = {"immediate": IMMEDIATE, "same-day": IMMEDIATE, "same day": IMMEDIATE, "emergency": IMMEDIATE}
 #: Deadlines NG12's timeframes name: 48 hours (or 2 days) is very urgent, 2 weeks (14 days) urgent.
 _DEADLINES = {
@@ -72,7 +71,7 @@ class RouteVerdict(BaseModel):
 def claimed_actions(claim: Claim) -> frozenset[str] | None:
     """The NG12 actions a claim's route, urgency or deadline names (None: it names none)."""
     if claim.kind == "action":
-        return _ROUTES.get(claim.value)
+        return ROUTE_ACTIONS.get(claim.value)
     if claim.kind == "urgency":
         return _URGENCIES.get(claim.value)
     if claim.kind == "interval" and claim.subject == "deadline":
