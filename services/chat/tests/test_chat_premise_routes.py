@@ -307,3 +307,9 @@ def test_a_route_named_in_other_words_holds_by_the_recommendations_action() -> N
     found = claims("NG12 says a routine referral for a lesion like that, right?")
     assert ("action", "non-urgent") in {(c.kind, c.value) for c in found}
     assert check(found, [routine], [routine], [routine], {"lesion"})[0] == []
+
+
+def test_a_bare_value_beside_a_compared_one_is_the_patients_result() -> None:
+    found = kinds("PSA 4.2 in clinic - NG12 says above 4 is abnormal, right?")
+    assert ("threshold", "4", "psa") in found and ("threshold", "4.2", "psa") not in found
+    assert ("threshold", "10", "psa") in kinds("NG12 says PSA 10 needs a referral, right?")  # the only value

@@ -296,16 +296,18 @@ def _asks_with_bare_say(message: str, m: re.Match[str]) -> bool:
     return say is not None and _BARE_SAY_QUESTION.match(message, m.start() + say.start()) is not None
 
 
+#: Words that compare a test's value with a threshold ("above", ">", "cut-off").
+_COMPARED = re.compile(
+    r"[<>≤≥=]|\b(of|above|over|greater|more|higher|exceeding|at least|below|under|less|lower|"
+    r"threshold|cut[- ]?off|limit)\b",
+    re.IGNORECASE,
+)
+
+
 def _vignette_value(message: str, m: re.Match[str]) -> bool:
     """A test and a bare number (no comparison, no threshold word) after a patient in the same
     sentence is that patient's result ("45M with ED, PSA 3.0"), not a claim about NG12."""
-    between = message[m.end("test") : m.start("num")]
-    if re.search(
-        r"[<>≤≥=]|\b(of|above|over|greater|more|higher|exceeding|at least|below|under|less|lower|"
-        r"threshold|cut[- ]?off|limit)\b",
-        between,
-        re.IGNORECASE,
-    ):
+    if _COMPARED.search(message[m.end("test") : m.start("num")]):
         return False
     sentence = re.split(r"[.!?]\s", message[: m.start()])[-1]
     return _VIGNETTE_PATIENT.search(sentence) is not None
@@ -359,12 +361,15 @@ def claims(message: str) -> list[Claim]:
     message = claimed_text(message)
     out: list[Claim] = []
     taken: list[tuple[int, int]] = []
+    bare: list[Claim] = []  # "PSA 5": a test and a number, no comparison
     for m in _THRESHOLD.finditer(message):
         if _PATIENT_RESULT.search(message[: m.start()]) or _vignette_value(message, m):
             continue
         key = _test_key(m.group("test"), _TEST_WORDS)
         out.append(Claim("threshold", m.group(0).strip(), m.group("num"), key))
         taken.append(m.span())
+        if not _COMPARED.search(message[m.end("test") : m.start("num")]):
+            bare.append(out[-1])
     for claim, where in _named_thresholds(message, named, taken):
         out.append(claim)
         taken.append(where)
@@ -442,6 +447,10 @@ def claims(message: str) -> list[Claim]:
         out.append(Claim("population", m.group(0).strip(), group))
     out += _unnamed_test_claims(message)
     excluded = _EXCLUDES.search(message)
+    # a bare value beside a compared one for the same test is the patient's result: "PSA 5 at 58,
+    # that's over 3.5" claims 3.5, not 5
+    compared = {c.subject for c in out if c.kind == "threshold" and c not in bare}
+    out = [c for c in out if not (c in bare and c.subject in compared)]
     if excluded is not None:  # "a normal X-ray excludes cancer"
         out.append(Claim("excludes", excluded.group(0).strip(), "excludes"))
     waived = _WAIVED.search(message)
