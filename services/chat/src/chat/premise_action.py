@@ -5,15 +5,19 @@ BCCs go 2WW": the words of the claim may all be in some recommendation on those 
 does say "suspected cancer pathway", and names urinary tract infection), yet NG12 routes the
 findings otherwise. So this check does not look for the words. It asks the criteria engine which
 recommendations a patient with only the findings named (unexplained and persistent; what the
-message negates stays absent) meets, at the ages claimed (else the patient's own,
-else every age), and compares the urgency claimed with the action each of them takes, in NG12's
+message negates stays absent) meets, at the ages claimed (else the patient's own, else every age),
+and compares the urgency claimed with the action each of them takes, in NG12's
 action vocabulary (`ng12_common.actions`).
 
 A claim is contradicted when a recommendation on the findings with a timeframe is met, and no
 recommendation on them with an action of the urgency claimed is met or short only of what the
 message cannot settle (a modifier, a result, a combination): 1.6.5's non-urgent referral is met
 for recurrent UTI at 60 and over, and 1.6.4's suspected cancer pathway needs haematuria, which
-the message negates. With a test claimed, only the recommendations naming that test count.
+the message negates. With a test claimed beside a single urgency ("FBC within 2 weeks"), only the
+recommendations naming that test count.
+
+`group_contradicted`: an urgency claimed to be one group's only ("that's for kids") for a patient
+outside the group, when NG12's recommendation of that urgency for the group covers the patient.
 """
 
 from __future__ import annotations
