@@ -271,7 +271,10 @@ def test_claims_are_read_by_direction_and_kind() -> None:
     }
     assert ("age", "40", "under") in found and ("interval", "3 week", "duration") in found
     deadline = claims("since NICE says the FBC has to be done within 12 hrs, is tomorrow ok?")
-    assert [(c.kind, c.value, c.subject) for c in deadline] == [("interval", "12 hour", "deadline")]
+    assert [(c.kind, c.value, c.subject) for c in deadline] == [
+        ("interval", "12 hour", "deadline"),
+        ("test", "full blood count", "full blood count"),  # a claimed test, checked with the deadline
+    ]
     assert claims("a 52 yo who lost 6 kg - urgent CT or FIT, MRI or 2WW per NICE?") == []  # asks only
     assert not [c for c in claims("NG12 says a 50 yo who lost 7 kg needs a scan") if c.kind == "measure"]
     rule = claims("is it true NG12 has a 4-week rule for hoarseness?")

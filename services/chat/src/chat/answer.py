@@ -319,15 +319,18 @@ def injection() -> str:
     )
 
 
-def false_premise(claimed: str, quotes: list[Citation], compared: str = "") -> str:
+def false_premise(claimed: str, quotes: list[Citation], compared: str = "", defined: str = "") -> str:
     """A question resting on something NG12 does not say: say so, (the patient's results against
-    NG12's real thresholds,) then quote what it does say."""
+    NG12's real thresholds,) (NG12's definitions of the terms the claim is about,) then quote what
+    it does say."""
     text = f"NG12 does not say {claimed}."
     if compared:
         text += f" {compared}"
+    if defined:
+        text += f"\n\n{defined}\n\n"
     if quotes:
         body = "\n".join(f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in quotes)
-        text += f" What NG12 does say:\n\n{body}"
+        text += f"{'' if defined else ' '}What NG12 does say:\n\n{body}"
     else:
         text += " I found no recommendation that states it, so I can't point you to a section for it."
     return with_disclaimer(text)

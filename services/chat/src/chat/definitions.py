@@ -112,6 +112,23 @@ _TIMEFRAME = re.compile(
 _NAMED = re.compile(rf"(?<![\w-])({_ALT})(?![\w-])", re.IGNORECASE)
 
 
+#: A claim about what a term means: "NG12 defines/counts/classes X as ...", "X means ...".
+_DEFINES = re.compile(
+    r"\b(defines?|defined|definition|counts?|means|class(?:es)?|classifies|regarded as)\b", re.IGNORECASE
+)
+
+
+def claims_definition(text: str) -> bool:
+    """The text says what a term means (a definition claimed as NG12's)."""
+    return bool(_DEFINES.search(text))
+
+
+def defined_terms(message: str) -> list[str]:
+    """Every term NG12 defines that the message names, in the order named ("children", "young
+    people": Children, Young people)."""
+    return list(dict.fromkeys(_TERM_OF[m.group(1).lower()] for m in _NAMED.finditer(message)))
+
+
 def asks_timeframe(message: str) -> bool:
     """The question asks how fast something must happen ("how fast does she need to be seen?")."""
     return bool(_TIMEFRAME.search(message))

@@ -149,6 +149,14 @@ def _clinical(deps: ChatDeps, text: str) -> bool:
     return known is not None and known.read(text).names_clinical_terms
 
 
+def _about_conversation(message: str) -> bool:
+    """A message in a conversation that is about it, not classified: a follow-up, or a question
+    about the referral process for the patient discussed ("what do I tell the parents?"), which
+    NG12's sections on information, support and safety netting answer (1.14-1.16; the scope rules
+    above still decline a document, logistics or treatment asked this way)."""
+    return is_follow_up(message) or asks_about_process(message)
+
+
 async def input_guardrail(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
     """Rules first (injection, emergency, smalltalk, meta, requests a pattern names without
     doubt, mixed requests), then the scope classifier for a new question."""
@@ -170,7 +178,7 @@ async def input_guardrail(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
             return update | {"kind": "proceed", "text": mixed.text, "declined": mixed.declined}
     if kind == "medical_out_of_scope":
         return update | {"kind": kind, "scope_kind": rule_scope(message)}
-    if kind != "proceed" or (state["has_history"] and is_follow_up(message)):
+    if kind != "proceed" or (state["has_history"] and _about_conversation(message)):
         return update | {"kind": kind, "in_scope": kind == "proceed"}  # a follow-up: the conversation's
     decision = await deps.scope.classify(message) if deps.scope is not None else None
     if decision is None or decision.in_scope:

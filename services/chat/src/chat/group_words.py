@@ -32,6 +32,25 @@ def groups_named(text: str) -> tuple[str, ...] | None:
     return ("adults",) if adult else ("children", "children_and_young_people")
 
 
+#: A group named as the only one an action is for: "the immediate referral that's for kids", "2WW is
+#: only for adults", "children only" (not "children and young people", NG12's own group).
+_ONLY_FOR = re.compile(
+    rf"\b(?:only|just|that'?s|thats|which is|is|are|reserved|meant)\s+(?:for|in)\s+(?:the\s+)?"
+    rf"(?P<a>{_ADULT}|{_CHILD})\b(?!\s+and\s+young)|\b(?P<b>{_ADULT}|{_CHILD})\s+only\b",
+    re.IGNORECASE,
+)
+
+
+def restricted_group(text: str) -> tuple[str, Group] | None:
+    """(the words, the group) when the text says something is only for one group ("that's for
+    kids"), else None."""
+    m = _ONLY_FOR.search(text)
+    if m is None:
+        return None
+    word = m.group("a") or m.group("b")
+    return word, "adults" if _ADULT_WORDS.fullmatch(word) else "children"
+
+
 def group_mentions(text: str) -> Iterator[tuple[re.Match[str], Group]]:
     """Each word naming a group, with the group: "adults" or "children" (young people are in
     NG12's children and young people)."""

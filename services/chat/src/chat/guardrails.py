@@ -161,6 +161,10 @@ _SCREENING_WELL = re.compile(
 #: programme's own words ("smear test", "screening criteria") are not: they are the programme's.
 _PROGRAMME_OVERRIDE = re.compile(
     r"\b(refer\w*|symptoms?|symptomatic|signs?|present(s|ed|ing)|suspect\w*|results?|positive|abnormal|"
+    # a negative or normal screening result is a result too: NG12 says what it changes (1.3.1: "FIT
+    # should be offered even if the person has previously had a negative FIT result through the NHS
+    # bowel cancer screening programme")
+    r"neg|negative|normal|"
     r"raised|came back|found on|red flags?)\b",
     re.IGNORECASE,
 )
@@ -168,7 +172,9 @@ _RESULT_NAMED = re.compile(
     r"\b(raised|high|elevated|low|abnormal|positive|found on|came back|results?|refer\w*)\b", re.IGNORECASE
 )
 _CLAUSE_SPLIT = re.compile(
-    r"(?:[?;]+\s*|,\s*(?:and|also|but|then|plus)\b\s*|\s+(?:\+|&|/)\s+|"
+    # a "?" written against a word is GP shorthand for "suspected" ("w ?panc ca pain", "?leukaemia":
+    # retrieval.search.SHORTHAND's "?lung ca"), not the end of a question
+    r"(?:;+\s*|\?+(?![A-Za-z])\s*|,\s*(?:and|also|but|then|plus)\b\s*|\s+(?:\+|&|/)\s+|"
     # a new question after a comma: "draft the letter, which recommendation applies?"
     r",\s*(?=(?:which|what|when|how|who|where|does|do|is|are|can|could|should|would|will|please)\b)|\s+(?:and|also|plus|then|but)\s+(?=(?:can|could|"
     r"would|will|please|also|what|which|how|who|where|when|write|draft|fill|give|tell|book|send|"

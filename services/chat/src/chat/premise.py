@@ -55,6 +55,7 @@ ClaimKind = Literal[
     "universal",
     "unnamed_test",
     "excludes",
+    "waived",
 ]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
@@ -64,7 +65,7 @@ _ASSERTS = re.compile(
     r"(says?|said|states?|stated|recommends|recommended that|requires|mandates|advises|specifies|sets|lists|"
     r"puts|tells us|tells you to|wants|expects|insists|stipulates|demands|suggests that|calls for|allows|"
     r"permits|restricts|limits|refers(?! to)|reserves|only covers|gives(?: us| you| gps)?|lets us|uses|"
-    r"applies)\b|"
+    r"applies|counts|defines|classe?s|classifies|regards|treats)\b|"
     # a claim written as an equation or a label: "ng12 = refer if 55+", "NICE: CT for everyone"
     r"\b(ng12|nice)\s*(=|->|:)\s*\w|"
     # a tag question after the claim, wherever the message goes on: "..., correct? 52F, MSU clear"
@@ -139,6 +140,7 @@ _SCANS = {
     "biopsy": r"biopsy",
     "mammogram": r"mammogram|mammography",
     "dermoscopy": r"dermoscopy",
+    "full blood count": r"full blood count|fbc",
 }
 _NUM = r"(?P<num>\d+(?:\.\d+)?)"
 _COMPARE = (
@@ -166,6 +168,9 @@ _AGE_RULE = re.compile(
     r"\bfrom (?:the )?age (?:of )?(\d{1,3})\b|\bage[ds]? (\d{1,3}) (?:onwards|upwards|and up)\b",
     re.IGNORECASE,
 )
+#: The youngest age any NG12 criterion bounds ("aged 16 and over", 1.x; its other bounds are 18, 25,
+#: 30, 40, 45, 50, 55 and 60): an "under/over N" below it, beside a measured test, is a cut-off.
+YOUNGEST_AGE_BOUND = 16
 #: Words just before an "over/below N" that make it a test result, not an age ("FIT came back
 #: below 10", "platelets over 400").
 _RESULT_BEFORE = re.compile(
@@ -192,9 +197,12 @@ _PATIENT_AGE = re.compile(
     r"(?:is |was |who is )?aged\s+(\d{1,3})\b|\b(?:he|she|they|patient|pt)\s+(?:is|'s|are|was)\s+(\d{1,3})\b",
     re.IGNORECASE,
 )
-_COUNT = r"\d+|one|two|three|four|six"
+_COUNT = r"\d+|one|two|three|four|six|an?"
 _INTERVAL = re.compile(
-    r"\b(?P<word>within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every)\s+"
+    r"(?:\b(?P<word>within|in|after|for|lasting|longer than|more than|over|at least|persist\w* for|every|"
+    r"up to)\s+|"
+    # "> 6 months", ">6 months": more than
+    r"(?P<gt>>)\s*)"
     rf"(?P<count>{_COUNT})\s*(?P<qual>(?:working|business|calendar|clear)\s+)?"
     r"(?P<span>hours?|hrs?|h|days?|weeks?|wks?|months?|mths?|years?|yrs?)\b|"
     # a duration named as a rule: "the 3-week rule", "NG12's 6-week cut-off" (a "3-week cough"
@@ -230,9 +238,17 @@ _ACTION = re.compile(
     re.IGNORECASE,
 )
 _ACTION_TEXT = {"very urgent": "very urgent", "non-urgent": "non-urgent", "routine referral": "non-urgent"}
+#: The actions (ng12_common.actions) each route claimed names, as NG12's "Terms used in this
+#: guideline" define them: the suspected cancer pathway (2-week wait) and urgent (within 2 weeks),
+#: very urgent (within 48 hours), non-urgent.
+ROUTE_ACTIONS: dict[str, frozenset[str]] = {
+    "suspected cancer pathway": frozenset({"suspected_cancer_pathway_referral", "urgent_investigation"}),
+    "very urgent": frozenset({"very_urgent_referral", "very_urgent_investigation"}),
+    "non-urgent": frozenset({"non_urgent_referral", "non_urgent_investigation"}),
+}
 _SCAN = re.compile(rf"\b(?:an?\s+|the\s+)?({'|'.join(_SCANS.values())})\b", re.IGNORECASE)
 _UNITS = {"hr": "hour", "h": "hour", "wk": "week", "mth": "month", "yr": "year"}
-_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6"}
+_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6", "a": "1", "an": "1"}
 
 
 @dataclass(frozen=True)
@@ -280,16 +296,18 @@ def _asks_with_bare_say(message: str, m: re.Match[str]) -> bool:
     return say is not None and _BARE_SAY_QUESTION.match(message, m.start() + say.start()) is not None
 
 
+#: Words that compare a test's value with a threshold ("above", ">", "cut-off").
+_COMPARED = re.compile(
+    r"[<>≤≥=]|\b(of|above|over|greater|more|higher|exceeding|at least|below|under|less|lower|"
+    r"threshold|cut[- ]?off|limit)\b",
+    re.IGNORECASE,
+)
+
+
 def _vignette_value(message: str, m: re.Match[str]) -> bool:
     """A test and a bare number (no comparison, no threshold word) after a patient in the same
     sentence is that patient's result ("45M with ED, PSA 3.0"), not a claim about NG12."""
-    between = message[m.end("test") : m.start("num")]
-    if re.search(
-        r"[<>≤≥=]|\b(of|above|over|greater|more|higher|exceeding|at least|below|under|less|lower|"
-        r"threshold|cut[- ]?off|limit)\b",
-        between,
-        re.IGNORECASE,
-    ):
+    if _COMPARED.search(message[m.end("test") : m.start("num")]):
         return False
     sentence = re.split(r"[.!?]\s", message[: m.start()])[-1]
     return _VIGNETTE_PATIENT.search(sentence) is not None
@@ -308,7 +326,10 @@ _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=\S)")
 #: What follows "so", "therefore" is the writer's own conclusion or plan ("..., so I'll refer
 #: routinely?"), not something claimed as NG12's.
 _CONCLUSION = re.compile(
-    r"(?:,\s*|\s+)(?:so|therefore|hence|which means)\b(?!\s+(?:that|as|long|far))[^.?!]*"
+    r"(?:,\s*|\s+)(?:so|therefore|hence|which means)\b(?!\s+(?:that|as|long|far))"
+    # ... unless what follows says it is NG12's: "he's an adult so ng12 = very urgent FBC"
+    r"(?![^.?!]*\b(?:ng12|nice)\s*(?:=|:|says|states|recommends|wants|gives))[^.?!]*",
+    re.IGNORECASE,
 )
 
 
@@ -340,12 +361,15 @@ def claims(message: str) -> list[Claim]:
     message = claimed_text(message)
     out: list[Claim] = []
     taken: list[tuple[int, int]] = []
+    bare: list[Claim] = []  # "PSA 5": a test and a number, no comparison
     for m in _THRESHOLD.finditer(message):
         if _PATIENT_RESULT.search(message[: m.start()]) or _vignette_value(message, m):
             continue
         key = _test_key(m.group("test"), _TEST_WORDS)
         out.append(Claim("threshold", m.group(0).strip(), m.group("num"), key))
         taken.append(m.span())
+        if not _COMPARED.search(message[m.end("test") : m.start("num")]):
+            bare.append(out[-1])
     for claim, where in _named_thresholds(message, named, taken):
         out.append(claim)
         taken.append(where)
@@ -356,6 +380,10 @@ def claims(message: str) -> list[Claim]:
         ):
             continue
         if _RESULT_BEFORE.search(message[: m.start()]):
+            continue
+        if int(value) < YOUNGEST_AGE_BOUND and len(named) == 1 and not m.group(0).lower().startswith("aged"):
+            # "PSA 3.8, that's under 4": no NG12 age bound is that low, so it is the test's cut-off
+            out.append(Claim("threshold", m.group(0).strip(), value, next(iter(named))))
             continue
         if 0 < int(value) <= 120:
             word = m.group(0).lower()
@@ -378,7 +406,7 @@ def claims(message: str) -> list[Claim]:
         if _PATIENT_DURATION.search(before) and not _CONDITION.search(before):
             continue
         said, count, span, qual = (
-            (m.group("word"), m.group("count"), m.group("span"), m.group("qual") or "")
+            (m.group("word") or "more than", m.group("count"), m.group("span"), m.group("qual") or "")
             if m.group("count")
             else ("", m.group("count2"), m.group("span2"), "")
             if m.group("count2")
@@ -387,7 +415,7 @@ def claims(message: str) -> list[Claim]:
         number = _WORD_NUMBERS.get(count.lower(), count)
         unit = _UNITS.get(span.lower().rstrip("s"), span.lower().rstrip("s"))
         unit = f"{qual.strip().lower()} {unit}".strip()
-        kind = "deadline" if said.lower() in ("within", "in", "after", "every") else "duration"
+        kind = "deadline" if said.lower() in ("within", "in", "after", "every", "up to") else "duration"
         out.append(Claim("interval", m.group(0).strip(), f"{number} {unit}", kind))
     for m in _URGENCY.finditer(message):
         out.append(Claim("urgency", m.group(0), m.group(1).lower().removesuffix("ly")))
@@ -419,8 +447,15 @@ def claims(message: str) -> list[Claim]:
         out.append(Claim("population", m.group(0).strip(), group))
     out += _unnamed_test_claims(message)
     excluded = _EXCLUDES.search(message)
+    # a bare value beside a compared one for the same test is the patient's result: "PSA 5 at 58,
+    # that's over 3.5" claims 3.5, not 5
+    compared = {c.subject for c in out if c.kind == "threshold" and c not in bare}
+    out = [c for c in out if not (c in bare and c.subject in compared)]
     if excluded is not None:  # "a normal X-ray excludes cancer"
         out.append(Claim("excludes", excluded.group(0).strip(), "excludes"))
+    waived = _WAIVED.search(message)
+    if waived is not None:  # "no need to repeat FIT"
+        out.append(Claim("waived", waived.group(0).strip(), "waived"))
     return out
 
 
@@ -547,8 +582,35 @@ _EXCLUDES = re.compile(
     r"\b(?:exclud\w*|rul(?:e|es|ed|ing) out)\b[^.?!]{0,60}?\b(?:normal|negative|clear)\b",
     re.IGNORECASE,
 )
+#: A result claimed to make another test unnecessary ("no need to repeat FIT", "doesn't need another
+#: CA125"): checked like a result claimed to exclude cancer.
+_WAIVED = re.compile(
+    r"\b(?:no need|(?:do(?:es)?n'?t|do(?:es)? not|won'?t|wouldn'?t) need)\s+(?:to\s+|for\s+)?"
+    r"(?:repeat(?:ing)?|re-?do(?:ing)?|re-?test(?:ing)?|re-?check(?:ing)?|do (?:it|another|a repeat)|another|"
+    r"a repeat|a second)\b(?:\s+(?:the|a|an|his|her|their)\b)?(?:\s+(?!then\b|now\b|again\b)[\w-]+)?",
+    re.IGNORECASE,
+)
+#: NG12's words if it did let a result stand in for a repeat test (it never does).
+_WAIVES_TEXT = re.compile(
+    r"\b(no need to repeat|need not be repeated|does not need to be repeated|do not repeat)\b", re.IGNORECASE
+)
+#: A recommendation on what an earlier negative or normal result changes (1.3.1: "FIT should be
+#: offered even if the person has previously had a negative FIT result ...").
+_EARLIER_RESULT = re.compile(r"\b(?:negative|normal)\b[^.]{0,40}\bresults?\b|\bpreviously\b", re.IGNORECASE)
 _RULES_OUT = re.compile(r"\b(exclud\w*|rul(e|es|ed) out)\b[^.]{0,40}\bcancer", re.IGNORECASE)
 _FALSE_NEGATIVE = re.compile(r"false[- ]negative", re.IGNORECASE)
+
+
+def _on_earlier_results(claim: Claim, every: list[ServedRecommendation]) -> list[ServedRecommendation]:
+    """What NG12 says about an earlier result of the test a claim names: the recommendations naming
+    the test and an earlier negative or normal result first, then those on false-negative results."""
+    tests = named_tests(claim.text).values()
+    earlier = [
+        r
+        for r in every
+        if _EARLIER_RESULT.search(r.text) and any(re.search(t, r.text, re.IGNORECASE) for t in tests)
+    ]
+    return [*earlier, *(r for r in every if _FALSE_NEGATIVE.search(r.text) and r not in earlier)]
 
 
 def for_patient(recs: list[ServedRecommendation], age: int | None) -> list[ServedRecommendation]:
@@ -798,13 +860,22 @@ def check(
             if not any(named_in.search(r.text) for r in every):
                 contradicted.append(claim)
             continue
+        if claim.kind == "waived":  # nor that a result makes another test unnecessary
+            if not any(_WAIVES_TEXT.search(r.text) for r in every):
+                contradicted.append(claim)
+                quoted += [r for r in _on_earlier_results(claim, every) if r not in quoted]
+            continue
         if claim.kind == "excludes":  # NG12 never says a normal result excludes cancer
             if not any(_RULES_OUT.search(r.text) for r in every):
                 contradicted.append(claim)
                 quoted += [r for r in every if _FALSE_NEGATIVE.search(r.text) and r not in quoted]
             continue
         if claim.kind in ("action", "urgency") and for_symptoms:
-            if not any(_contains(r.text, claim) for r in for_symptoms):
+            # NG12's words for the route, or its action (1.7.5's "routine referral" is non-urgent)
+            if not any(
+                _contains(r.text, claim) or r.action in ROUTE_ACTIONS.get(claim.value, ())
+                for r in for_symptoms
+            ):
                 contradicted.append(claim)
                 quoted += [r for r in for_symptoms if r not in quoted]
             continue
@@ -872,7 +943,7 @@ def claimed_details(message: str) -> list[str]:
     return [
         c.value.split(" ")[0] if c.kind == "interval" else c.value
         for c in claims(message)
-        if c.kind not in ("test", "universal", "unnamed_test", "excludes")
+        if c.kind not in ("test", "universal", "unnamed_test", "excludes", "waived")
     ]
 
 

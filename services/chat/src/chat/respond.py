@@ -15,9 +15,17 @@ from typing import Any
 
 from chat import answer as compose
 from chat.clinical import ClinicalState, asks_about_age
-from chat.definitions import asked_definitions, asked_terms, asks_timeframe
+from chat.definitions import (
+    asked_definitions,
+    asked_terms,
+    asks_timeframe,
+    claims_definition,
+    defined_terms,
+)
+from chat.group_words import restricted_group
 from chat.knowledge import rec_from_pb
-from chat.premise import check, claims, describe, for_patient, universal_contradicted
+from chat.premise import Claim, check, claimed_text, claims, describe, for_patient, universal_contradicted
+from chat.premise_action import group_contradicted, probe_ages, route_contradicted
 from chat.query import quote_term
 from chat.results import results_lead
 from chat.selection import Selection, select
@@ -240,6 +248,54 @@ def _retrieved_recs(state: ChatState) -> list[Any]:
     return list(out.values())
 
 
+async def _definitions(state: ChatState, deps: ChatDeps, terms: list[str]) -> list[tuple[str, Citation]]:
+    """NG12's definitions of these terms (its "Terms used in this guideline"), those it has."""
+    version = state["guideline"].index_version if "guideline" in state else ""
+    out: list[tuple[str, Citation]] = []
+    for term in dict.fromkeys(terms):
+        found = await definition_of(deps, version, term)
+        if found is not None:
+            out.append((term, found))
+    return out
+
+
+def _met_first(recs: list[Any], state: ChatState, eval_context: Any) -> list[Any]:
+    """The recommendations to quote, those the patient described meets first (what NG12 does say
+    for them: 1.2.1 and 1.2.7 for a 57-year-old with weight loss and dyspepsia), else as they are."""
+    probe = state["turn_state"]
+    if probe.age is None or not probe.symptoms or not recs:
+        return recs
+    facts = probe.model_copy(
+        update={"modifiers": {s: ["unexplained", "persistent"] for s in probe.symptoms}}
+    ).to_facts()
+    results = evaluate_all(facts, eval_context, only=[r.id for r in recs])
+    return sorted(recs, key=lambda r: not (r.id in results and results[r.id].met))
+
+
+def _route_check(
+    found: list[Claim], on_findings: list[Any], state: ChatState, eval_context: Any
+) -> tuple[list[Claim], list[Any], str, list[str]]:
+    """A route, urgency or deadline claimed for the findings named, against the actions of the
+    recommendations a patient with those findings meets (chat.premise_action)."""
+    probe = state["turn_state"]
+    modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
+    ids = [r.id for r in on_findings]
+
+    @functools.cache
+    def results_at(age: int) -> dict[str, Any]:
+        facts = probe.model_copy(update={"age": age, "modifiers": modifiers}).to_facts()
+        return evaluate_all(facts, eval_context, only=ids)
+
+    verdict = route_contradicted(found, on_findings, results_at, probe_ages(found, probe.age))
+    if verdict is None:
+        only = restricted_group(claimed_text(state["text"]))
+        verdict = group_contradicted(found, only, on_findings, results_at, probe.age)
+    if verdict is None:
+        return [], [], "", []
+    by_id = {r.id: r for r in on_findings}
+    return [verdict.claim], [by_id[rid] for rid in verdict.quoted], verdict.said, verdict.define
+
+
 async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[str, Any]:
     """The answer and its grounding: a contradicted premise, NG12's definitions or passages, or the
     selected recommendations (weak when `hedged`, unless what they present supports it)."""
@@ -256,7 +312,17 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
             r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
         ]
         for_symptoms = for_patient(on_symptoms, state["turn_state"].age)  # the patient's age group
-        contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
+        # a route or urgency NG12 gives those findings otherwise is named as such, before the
+        # claims' words are looked for together (chat.premise's joint check)
+        contradicted, quoted, said, define = (
+            _route_check(found_claims, for_symptoms, state, knowledge.context)
+            if knowledge
+            else ([], [], "", [])
+        )
+        if not contradicted:
+            contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
+            if contradicted and knowledge is not None:
+                quoted = _met_first(quoted, state, knowledge.context)
         if not contradicted and knowledge is not None:
             probe = state["turn_state"]
             modifiers = {s: ["unexplained", "persistent"] for s in probe.symptoms}
@@ -278,10 +344,15 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
         if contradicted:
             quotes = [compose.rec_citation(r) for r in quoted[:3]]
             compared, _ = results_lead(_patient_tests(state), _patient_age(state), every)
+            if claims_definition(claimed_text(text)):  # "NG12 defines children as under 18"
+                define = [*define, *defined_terms(claimed_text(text))]
+            defined = await _definitions(state, deps, define)  # the terms the claim is about
+            lead = "\n\n".join(compose.definition(term, c) for term, c in defined)
+            compared = " ".join(x for x in (said, compared) if x)
             return {
-                "answer": compose.false_premise(describe(contradicted), quotes, compared),
+                "answer": compose.false_premise(describe(contradicted), quotes, compared, lead),
                 "grounding": "contradicted",
-                "citations": quotes,
+                "citations": [*(c for _, c in defined), *quotes],
             }
     definition = state.get("definition")
     lead = ""

@@ -136,11 +136,14 @@ def asked_for(
         return []
 
     def fits(rec: ServedRecommendation) -> bool:
+        on_test = any(re.search(pattern, rec.text, re.IGNORECASE) for pattern in tests.values())
+        # another site's recommendation on the test asked about fits when it names the site: 1.3.1
+        # (colorectal, FIT) says that unexplained anal ulceration needs no FIT before referral
         if turn.cancer_sites and rec.cancer_site not in turn.cancer_sites:
-            return False
+            return on_test and _names_site(rec, turn)
         if rec.action in actions or (safety_net and _SAFETY_NET_TEXT.search(rec.text)):
             return True
-        return any(re.search(pattern, rec.text, re.IGNORECASE) for pattern in tests.values())
+        return on_test
 
     out = [(r, s) for r, s in ranked if fits(r)]
     if turn.cancer_sites and knowledge is not None:
@@ -252,6 +255,11 @@ def _age_thresholds(rec: ServedRecommendation) -> list[int]:
     if rec.criteria is None:
         return []
     return [int(node.value) for node in iter_nodes(rec.criteria) if isinstance(node, AgeGte)]
+
+
+def _names_site(rec: ServedRecommendation, turn: ClinicalState) -> bool:
+    """The recommendation's text names one of the cancer sites the question names ("anal")."""
+    return any(re.search(rf"\b{re.escape(site)}\b", rec.text, re.IGNORECASE) for site in turn.cancer_sites)
 
 
 def _other_symptoms(rec: ServedRecommendation, wanted: set[str]) -> bool:
