@@ -117,6 +117,9 @@ def main() -> int:
                 print("[chat] bench/eval_blind_chat.py is missing", flush=True)
                 return 1
             result = eval_blind_chat.run(base_url, str(chat_path), headers=headers)
+            if args.part.startswith("locked") and not args.verbose:
+                # a locked set's failure lines quote its questions: count them, never show them
+                result["failures"] = len(result.get("failures", []))
             print(f"[chat {args.part}] " + json.dumps(result, indent=None, default=str), flush=True)
         return 0
 
