@@ -226,3 +226,31 @@ def chroma_collections(index_dir: Path) -> set[str]:
     database = index_dir / "chroma" / "chroma.sqlite3"
     with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
         return {str(row[0]) for row in db.execute("SELECT name FROM collections")}
+
+
+def served_recommendation(
+    rid: str,
+    text: str,
+    *,
+    action: str = "suspected_cancer_pathway_referral",
+    criteria: dict[str, Any] | None = None,
+    group: str = "any",
+    cancer_site: str = "site",
+    strength: str = "consider",
+    page: int = 10,
+) -> Any:
+    """A made-up served recommendation for unit tests (its section from its id)."""
+    from ng12_common.criteria import parse_criteria
+    from ng12_common.served_recommendations import ServedRecommendation
+
+    return ServedRecommendation(
+        id=rid,
+        section=rid.rsplit(".", 1)[0],
+        cancer_site=cancer_site,
+        page=page,
+        text=text,
+        action=action,
+        strength=strength,
+        population={"age_group": group},
+        criteria=parse_criteria(criteria) if criteria else None,
+    )

@@ -6,24 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from chat.premise import asserts_guideline, check, claimed_text, claims, describe, for_patient
-from ng12_common.criteria import parse_criteria
 from ng12_common.served_recommendations import ServedRecommendation
+from tests.support import served_recommendation
 
 
 def rec(
     rid: str, text: str, group: str = "any", criteria: dict[str, Any] | None = None
 ) -> ServedRecommendation:
-    return ServedRecommendation(
-        id=rid,
-        section=rid.rsplit(".", 1)[0],
-        cancer_site="site",
-        page=10,
-        text=text,
-        action="suspected_cancer_pathway",
-        strength="offer",
-        population={"age_group": group},
-        criteria=parse_criteria(criteria) if criteria else None,
-    )
+    return served_recommendation(rid, text, criteria=criteria, group=group, strength="offer")
 
 
 def kinds(message: str) -> set[tuple[str, str, str | None]]:

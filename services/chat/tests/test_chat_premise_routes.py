@@ -35,25 +35,15 @@ from ng12_common.criteria import (
     PatientFacts,
     SymptomFact,
     evaluate_all,
-    parse_criteria,
 )
 from ng12_common.served_recommendations import ServedRecommendation
+from tests.support import served_recommendation
 
 
 def rec(
     rid: str, text: str, action: str, criteria: dict[str, Any], group: str = "any"
 ) -> ServedRecommendation:
-    return ServedRecommendation(
-        id=rid,
-        section=rid.rsplit(".", 1)[0],
-        cancer_site="site",
-        page=10,
-        text=text,
-        action=action,
-        strength="consider",
-        population={"age_group": group},
-        criteria=parse_criteria(criteria),
-    )
+    return served_recommendation(rid, text, action=action, criteria=criteria, group=group)
 
 
 def symptom(concept: str, *modifiers: str) -> dict[str, Any]:

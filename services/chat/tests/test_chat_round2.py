@@ -12,8 +12,8 @@ from chat.guardrails import mixed_request
 from chat.knowledge import stems
 from chat.premise import Claim, claims, universal_contradicted
 from chat.query import asks_about_process
-from ng12_common.criteria import parse_criteria
 from ng12_common.served_recommendations import ServedRecommendation
+from tests.support import served_recommendation
 
 
 @pytest.mark.parametrize(
@@ -58,16 +58,7 @@ def test_treatment_resistant_dyspepsia_is_not_a_treatment_request() -> None:
 
 
 def _rec(rid: str, text: str, criteria: dict[str, Any]) -> ServedRecommendation:
-    return ServedRecommendation(
-        id=rid,
-        section=rid.rsplit(".", 1)[0],
-        cancer_site="lung",
-        page=1,
-        text=text,
-        action="suspected_cancer_pathway_referral",
-        strength="must",
-        criteria=parse_criteria(criteria),
-    )
+    return served_recommendation(rid, text, criteria=criteria, cancer_site="lung", strength="must", page=1)
 
 
 def test_universal_claims_are_extracted_only_from_assertions() -> None:

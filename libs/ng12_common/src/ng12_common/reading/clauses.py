@@ -150,28 +150,16 @@ def _describing_words() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(str(w) for w in data["descriptive"]), frozenset(str(w) for w in data["surfaces"])
 
 
-def describes_only(clause: str, surfaces: bool = False, sites: bool = False) -> bool:
+def describes_only(clause: str, surfaces: bool = False) -> bool:
     """True when every word of the clause only describes a finding (site and side, size, shape,
     surface, consistency, fixity, how long: ``descriptive`` in data/clinical_words.yaml; with
-    ``surfaces``, also the body surfaces a distributed finding is on; with ``sites``, also the body
-    sites an examination names). Numbers count as sizes."""
+    ``surfaces``, also the body surfaces a distributed finding is on). Numbers count as sizes."""
     words = word_tokens(clause.replace("non ", "non"))
     if not words:
         return False
     desc, surf = _describing_words()
     allowed = desc | surf if surfaces else desc
-    if sites:
-        allowed = allowed | _site_words()
     return all(w.isdigit() or w in allowed for w in words)
-
-
-@lru_cache(maxsize=1)
-def _site_words() -> frozenset[str]:
-    data = _data("clinical_words.yaml")
-    assert isinstance(data, dict)
-    return frozenset(str(w) for w in data["sites"]) | frozenset(
-        {"axilla", "axillae", "testes", "heart", "lungs"}
-    )
 
 
 @lru_cache(maxsize=1)

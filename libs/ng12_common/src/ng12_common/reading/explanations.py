@@ -92,13 +92,14 @@ def _norm(text: str) -> str:
     return " ".join(word_tokens(text))
 
 
-_CLAUSE_END = re.compile(r"[,;.]|\bbut\b|\bhowever\b|\balthough\b")
-_SEGMENT = re.compile(r"[,;:]| - | -- ")
+#: Where a clause ends (ConText's scope): a comma, a semicolon, a dash, a contrast. Not "." (decimals,
+#: "E. coli") nor ":" ("MSU: E. coli" is one statement).
+_CLAUSE_END = re.compile(r"[,;]| - | -- |\bbut\b|\bhowever\b|\balthough\b")
 
 
 def _infection_words(reading: RecordReading, entry: str, evidence: str) -> str:
-    """The words of an entry that speak of its infection: the segment (between commas, semicolons
-    or dashes) that names it and every segment that names no other finding.
+    """The words of an entry that speak of its infection: the clause that names it and every clause
+    that names no other finding.
 
     "Visible blood in her urine again, 3 weeks after finishing trimethoprim for a UTI": "again" is
     said of the blood, so this UTI is one acute infection; "4th urine infection since March ...;
@@ -110,7 +111,7 @@ def _infection_words(reading: RecordReading, entry: str, evidence: str) -> str:
     ]
     own = _norm(evidence)
     kept = []
-    for segment in _SEGMENT.split(entry):
+    for segment in _CLAUSE_END.split(entry):
         words = _norm(segment)
         names_own = bool(own) and f" {own} " in f" {words} "
         if names_own or not any(o and f" {o} " in f" {words} " for o in others):
@@ -193,22 +194,16 @@ def diagnoses_in(texts: list[str]) -> list[tuple[Explanation, str]]:
     rules = default_rules()
     found: list[tuple[Explanation, str]] = []
     for text in texts:
-        norm = _norm(text)
         # ConText scope is the clause: "petechiae above the nipple line; none on the trunk"
-        clauses = [_norm(c) for c in _CLAUSE_END.split(text) if c.strip()]
+        clauses = [c for c in (_norm(part) for part in _CLAUSE_END.split(text)) if c]
         for rule, pattern in explanation_rules():
             if any(r is rule for r, _t in found):
                 continue
-            for m in pattern.finditer(norm):
-                clause = next((c for c in clauses if pattern.search(c)), norm)
-                cm = pattern.search(clause) or m
-                if rules.status(clause[: cm.start()], clause[cm.end() :]) in (
-                    "negated",
-                    "family",
-                    "hypothetical",
-                ):
+            for clause, m in ((c, m) for c in clauses for m in pattern.finditer(c)):
+                before, after = clause[: m.start()], clause[m.end() :]
+                if rules.status(before, after) in ("negated", "family", "hypothetical"):
                     continue
-                if _UNCERTAIN_BEFORE.search(norm[: m.start()]) or _queried(text, m.group(0)):
+                if _UNCERTAIN_BEFORE.search(before) or _queried(text, m.group(0)):
                     continue
                 ago = days_ago(text)
                 if rule.window_days is not None and ago is not None and ago > rule.window_days:

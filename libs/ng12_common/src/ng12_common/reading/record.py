@@ -360,7 +360,9 @@ def _describing_clauses(reading: RecordReading, first: int) -> None:
     described = set()
     for i in range(first, len(reading.findings)):
         item = reading.findings[i]
-        if item.status == "unread" and describes_only(item.clause, surfaces, sites=examined):
+        if item.status == "unread" and (
+            describes_only(item.clause, surfaces) or (examined and names_only_examined_parts(item.clause))
+        ):
             item.status = "context"
             item.evidence = f"describes {read[0].label or read[0].evidence or 'the finding'} in this entry"
             described.add(i)
