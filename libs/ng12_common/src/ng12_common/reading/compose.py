@@ -199,7 +199,9 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
             out.append((a, raw[i + 1][1], "#cm"))
             i += 2
             continue
-        if _SIZE.match(t):
+        if t == "back" and i + 1 < len(raw) and raw[i + 1][2] == "of":
+            out.append((a, b, "back_of"))  # "the back of the knee" is the knee's, not the back
+        elif _SIZE.match(t):
             out.append((a, b, "#cm"))
         elif t not in _SKIP:
             out.append((a, b, t))
@@ -216,6 +218,16 @@ def _find(seq: list[str], i: int, options: tuple[tuple[str, ...], ...]) -> tuple
 
 def _contains(seq: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
     return any(_find(seq, i, phrases) for i in range(len(seq)))
+
+
+def _longest(sites: list[tuple[int, tuple[str, ...], str]]) -> list[tuple[int, tuple[str, ...], str]]:
+    """Sites not inside a longer site of the same group found in the clause: "back passage" is the
+    anus, not the back; "back of the knee" is not the back."""
+    return [
+        (i, s, c)
+        for i, s, c in sites
+        if not any(j <= i and i + len(s) <= j + len(t) and len(t) > len(s) for j, t, _c in sites)
+    ]
 
 
 def compose(text: str) -> list[Composed]:
@@ -239,7 +251,9 @@ def compose(text: str) -> list[Composed]:
         used: list[tuple[int, int]] = []
         for gwords, gsites in data.groups:
             heads = [(i, hit) for i in range(len(seq)) if (hit := _find(seq, i, gwords))]
-            sites = [(i, s, c) for i in range(len(seq)) for s, c in gsites if tuple(seq[i : i + len(s)]) == s]
+            sites = _longest(
+                [(i, s, c) for i in range(len(seq)) for s, c in gsites if tuple(seq[i : i + len(s)]) == s]
+            )
             for hi, hw in heads:
                 # the nearest site that names a finding; a site with none of its own ("-") only when
                 # no such site is in reach ("blood when I wipe my bottom" is rectal bleeding)

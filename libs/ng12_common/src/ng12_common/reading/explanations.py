@@ -337,7 +337,10 @@ _NOT_STATED = re.compile(
 )
 _STATING_WORDS = frozenset(
     "gp impression imp diagnosis diagnosed dx working clinical clinically likely probable probably presumed "
-    "thinks think thought c w consistent keeping disease syndrome".split()
+    "thinks think thought c w consistent keeping disease syndrome "
+    # how an examination records what it saw: "posterior midline anal fissure visible on inspection"
+    "visible seen evident noted present confirmed clearly obvious typical classic inspection examination "
+    "exam oe appearance appearances".split()
 )
 
 

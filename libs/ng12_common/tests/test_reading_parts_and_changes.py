@@ -1,0 +1,105 @@
+"""Reading round 7: pain of the back, a change in the bowels and weight lost given as an amount,
+composed from a finding word and a site (SNOMED CT); a diagnosis an examination saw; a medicine
+named on its own (it never explains a finding by itself). Every record is written for the test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ng12_common.knowledge import LexiconEntry
+from ng12_common.reading.compose import NO_FINDING, compose
+from ng12_common.reading.record import finish, read_record
+
+LEX = [
+    LexiconEntry(concept="cough", label="cough"),
+    LexiconEntry(concept="back_pain", label="back pain"),
+    LexiconEntry(concept="rectal_bleeding", label="rectal bleeding", synonyms=["bright red blood"]),
+    LexiconEntry(concept="weight_loss", label="weight loss"),
+    LexiconEntry(concept="change_in_bowel_habit", label="change in bowel habit"),
+]
+
+
+def _read(**fields: Any) -> Any:
+    record: dict[str, Any] = {"age": 62, "gender": "Male", "symptoms": [], **fields}
+    reading = read_record(record, LEX)
+    return reading, finish(reading)
+
+
+@pytest.mark.parametrize(
+    "clause", ["aching lower back for 3 months", "nagging ache in the middle of his back", "pain in her back"]
+)
+def test_pain_of_the_back_or_spine_is_back_pain(clause: str) -> None:
+    assert [c.concept for c in compose(clause)] == ["back_pain"]
+
+
+@pytest.mark.parametrize("clause", ["sore at the back of his throat", "ache at the back of the knee"])
+def test_the_back_of_another_part_is_not_the_back(clause: str) -> None:
+    assert "back_pain" not in [c.concept for c in compose(clause)]
+
+
+def test_the_back_passage_is_not_the_back() -> None:
+    assert [c.concept for c in compose("pain in the back passage")] == [NO_FINDING]
+
+
+@pytest.mark.parametrize(
+    "clause", ["bowels much looser", "bowels more erratic for 2 months", "stools more frequent"]
+)
+def test_bowels_that_changed_are_a_change_in_bowel_habit(clause: str) -> None:
+    assert [(c.concept, c.negated) for c in compose(clause)] == [("change_in_bowel_habit", False)]
+
+
+def test_bowels_no_different_are_an_absent_change() -> None:
+    assert [(c.concept, c.negated) for c in compose("bowel habit no different to usual")] == [
+        ("change_in_bowel_habit", True)
+    ]
+
+
+@pytest.mark.parametrize("clause", ["weighed 7 kg less than in the summer", "down from 75 kg in the spring"])
+def test_weight_lost_given_as_an_amount_is_weight_loss(clause: str) -> None:
+    assert [c.concept for c in compose(clause)] == ["weight_loss"]
+
+
+def test_a_weight_recorded_as_the_same_names_no_finding() -> None:
+    assert [c.concept for c in compose("weighs the same 82 kg")] == [NO_FINDING]
+    _r, facts = _read(symptoms=["weighs the same 82 kg"])
+    assert "weight_loss" not in facts.symptoms
+
+
+def test_a_diagnosis_an_examination_saw_explains_and_is_not_unread() -> None:
+    reading, facts = _read(
+        symptoms=["bright red blood on the paper for 2 weeks"],
+        exam_findings=["posterior midline anal fissure clearly visible on parting buttocks"],
+    )
+    assert reading.unread == []
+    assert "explained" in facts.symptoms["rectal_bleeding"].modifiers
+
+
+def test_a_cough_attributed_to_a_medicine_is_explained_and_the_new_medicine_is_read() -> None:
+    reading, facts = _read(
+        symptoms=["dry cough for 6 weeks"],
+        history=["cough attributed to ACE inhibitor, switched to losartan"],
+    )
+    assert "explained" in facts.symptoms["cough"].modifiers
+    assert reading.unread == []
+
+
+def test_a_medicine_alone_does_not_explain_a_cough() -> None:
+    _reading, facts = _read(symptoms=["dry cough for 6 weeks"], history=["on ramipril 5 mg"])
+    assert "explained" not in facts.symptoms["cough"].modifiers
+
+
+def test_a_clause_that_only_names_a_medicine_is_read() -> None:
+    reading, _facts = _read(symptoms=["dry cough, started a week after ramipril was begun"])
+    assert reading.unread == []
+
+
+def test_pain_on_opening_the_bowels_names_no_ng12_finding_but_tummy_pain_still_does() -> None:
+    assert [c.concept for c in compose("really painful to open bowels")] == [NO_FINDING]
+    assert [c.concept for c in compose("tummy pain when opening bowels")] == ["abdominal_pain"]
+
+
+def test_a_racing_heart_is_read_as_palpitations_not_left_unread() -> None:
+    reading, _facts = _read(symptoms=["heart racing at night"])
+    assert reading.unread == []
