@@ -126,6 +126,7 @@ def claims_definition(text: str) -> bool:
 #: A definition claimed for a term NG12 defines: "X = Y, that's the definition", "X means Y", "X is
 #: defined as Y", "NG12 defines X as Y", "the definition of X is Y", "by definition X is Y".
 _TERM = rf"['\"‘“]?(?<![\w-])(?P<term>{_ALT})(?![\w-])['\"’”]?"
+_IN_NG12 = r"(?:\s+(?:in|according to|per|by|under)\s+(?:ng12|nice|the guidelines?|nice ng12))?"
 _CLAIMED_DEFINITION = [
     re.compile(
         rf"{_TERM}\s*(?:=|->|means|meaning|is defined as|are defined as|defined as|stands for|"
@@ -138,7 +139,8 @@ _CLAIMED_DEFINITION = [
         re.IGNORECASE,
     ),
     re.compile(
-        rf"\b(?:definition|meaning) of\s+(?:an?\s+|the\s+)?{_TERM}\s*(?:is|=|:)\s*(?P<what>[^?!;]+)",
+        rf"\b(?:definition|meaning) of\s+(?:an?\s+|the\s+)?{_TERM}{_IN_NG12}\s*(?:is|=|:)"
+        r"\s*(?P<what>[^?!;]+)",
         re.IGNORECASE,
     ),
     # "X is/: Y" only beside a word saying it is a definition ("..., that's the NG12 definition")

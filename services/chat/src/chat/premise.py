@@ -334,12 +334,23 @@ _COMPARED = re.compile(
 )
 
 
+#: A patient named just after a bare result: "plt 520 in a 61yo", "PSA 3.9 for this 65M".
+_PATIENT_AFTER = re.compile(
+    r"\s*(?:\w+\s*)?\b(?:in|for|from|on)\s+(?:a|an|this|my|our|the|his|her)?\s*"
+    r"(?:\d{1,3}\s?(?:yo|y/o|m|f|yrs?|years?|-year)\b|patient|pt|man|woman|lady|gentleman|boy|girl|him|her)",
+    re.IGNORECASE,
+)
+
+
 def _vignette_value(message: str, m: re.Match[str]) -> bool:
     """A test and a bare number (no comparison, no threshold word) after a patient in the same
-    sentence is that patient's result ("45M with ED, PSA 3.0"), not a claim about NG12."""
+    sentence, or just before one, is that patient's result ("45M with ED, PSA 3.0", "plt 520 in a
+    61yo"), not a claim about NG12."""
     if _COMPARED.search(message[m.end("test") : m.start("num")]):
         return False
     sentence = re.split(r"[.!?]\s", message[: m.start()])[-1]
+    if _PATIENT_AFTER.match(message, m.end("num")) and not asserts_guideline(sentence):
+        return True  # "plt 520 in a 61yo, NG12 says ..." (not "NG12 says PSA 3.0 for a 45 year old")
     return _VIGNETTE_PATIENT.search(sentence) is not None
 
 
@@ -424,8 +435,11 @@ def claims(message: str) -> list[Claim]:
             value in patient_ages and m.group(0).lower().startswith("aged")
         ):
             continue
-        if _RESULT_BEFORE.search(message[: m.start()]):
-            continue
+        verb_rule = not re.match(r"(?:over|above|older|under|below|younger|aged)\b|\d", m.group(0), re.I)
+        if _RESULT_BEFORE.search(message[: m.start()]) and not (
+            verb_rule and int(value) >= YOUNGEST_AGE_BOUND
+        ):
+            continue  # "FIT came back below 10" (but "the FIT rule starts at 50" is an age)
         if int(value) < YOUNGEST_AGE_BOUND and len(named) == 1 and not m.group(0).lower().startswith("aged"):
             # "PSA 3.8, that's under 4": no NG12 age bound is that low, so it is the test's cut-off
             out.append(Claim("threshold", m.group(0).strip(), value, next(iter(named))))
