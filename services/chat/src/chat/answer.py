@@ -331,7 +331,7 @@ def false_premise(claimed: str, quotes: list[Citation], compared: str = "", defi
     if quotes:
         body = "\n".join(f'> "{c.excerpt.strip()}" {cite_tag(c)}' for c in quotes)
         text += f"{'' if defined else ' '}What NG12 does say:\n\n{body}"
-    else:
+    elif not defined:  # NG12's definition, quoted above, is what it does say
         text += " I found no recommendation that states it, so I can't point you to a section for it."
     return with_disclaimer(text)
 

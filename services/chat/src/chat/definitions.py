@@ -123,6 +123,47 @@ def claims_definition(text: str) -> bool:
     return bool(_DEFINES.search(text))
 
 
+#: A definition claimed for a term NG12 defines: "X = Y, that's the definition", "X means Y", "X is
+#: defined as Y", "NG12 defines X as Y", "the definition of X is Y", "by definition X is Y".
+_TERM = rf"['\"‘“]?(?<![\w-])(?P<term>{_ALT})(?![\w-])['\"’”]?"
+_IN_NG12 = r"(?:\s+(?:in|according to|per|by|under)\s+(?:ng12|nice|the guidelines?|nice ng12))?"
+_CLAIMED_DEFINITION = [
+    re.compile(
+        rf"{_TERM}\s*(?:=|->|means|meaning|is defined as|are defined as|defined as|stands for|"
+        rf"refers to|is short for)\s*(?P<what>[^?!;]+)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\b(?:defines?|defined|class(?:es)?|classif(?:y|ies)|counts?|regards?|treats?)\s+(?:an?\s+|the\s+)?"
+        rf"{_TERM}\s+as\s+(?P<what>[^?!;]+)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\b(?:definition|meaning) of\s+(?:an?\s+|the\s+)?{_TERM}{_IN_NG12}\s*(?:is|=|:)"
+        r"\s*(?P<what>[^?!;]+)",
+        re.IGNORECASE,
+    ),
+    # "X is/: Y" only beside a word saying it is a definition ("..., that's the NG12 definition")
+    re.compile(
+        rf"{_TERM}\s*(?:is|are|:)\s+(?P<what>[^?!;]+?)(?=[,.\s-]*\b(?:that'?s|which is|is that|as per)?\s*"
+        rf"(?:the |ng12'?s |nice'?s |its |their )?(?:ng12 |nice )?definition\b)",
+        re.IGNORECASE,
+    ),
+    re.compile(rf"\bby definition,?\s+{_TERM}\s*(?:is|are|=|means)\s+(?P<what>[^?!;]+)", re.IGNORECASE),
+]
+
+
+def claimed_definition(text: str) -> tuple[str, str] | None:
+    """(the NG12 term, what the text says it means) when the text states a definition of a term
+    NG12 defines ("suspected cancer pathway referral = seen within 2 weeks, that's the definition");
+    None otherwise. A question about a term ("what does urgent mean?") states none."""
+    for pattern in _CLAIMED_DEFINITION:
+        m = pattern.search(text)
+        if m is not None and not re.match(r"\s*(?:what|how|which|when)\b", m.group("what"), re.IGNORECASE):
+            return _TERM_OF[m.group("term").lower()], m.group("what").strip()
+    return None
+
+
 def defined_terms(message: str) -> list[str]:
     """Every term NG12 defines that the message names, in the order named ("children", "young
     people": Children, Young people)."""

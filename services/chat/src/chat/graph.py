@@ -40,7 +40,7 @@ from chat.history import HistoryStore, HistoryUnavailable, SessionMeta, now_rfc3
 from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
 from chat.mixed import split_request
-from chat.premise import is_injection, named_tests
+from chat.premise import asserts_guideline, is_injection, named_tests
 from chat.query import PROCESS_SECTIONS, asks_about_process, build, is_follow_up, rewrite_from_state
 from chat.redaction import RedactorUnavailable, redact
 from chat.respond import generate, qualify
@@ -210,7 +210,18 @@ def after_input(state: Mapping[str, Any]) -> str:
 async def build_query(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
     """The search query: the message as typed; a follow-up's with its topic, else rewritten (tier B)."""
     meta = state["meta"]
-    query = build(state["text"], state["has_history"], meta.topic, meta.state)
+    known = deps.knowledge_cache.current
+    text = state["text"]
+    # a claim about NG12 that names nothing of its own ("hmm, I thought you needed 5 or more to
+    # 2ww?") is about the conversation's patient: a follow-up
+    follows = (
+        state["has_history"]
+        and known is not None
+        and asserts_guideline(text)
+        and known.read(text).is_empty()
+        and not named_tests(text)
+    )
+    query = build(text, state["has_history"], meta.topic, meta.state, follows=follows)
     if query.strategy == "rewrite":
         query = await rewrite(state, deps, meta.state)
     return {"query": query, "rewritten": query.strategy == "rewrite"}

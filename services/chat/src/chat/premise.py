@@ -56,6 +56,7 @@ ClaimKind = Literal[
     "unnamed_test",
     "excludes",
     "waived",
+    "count",
 ]
 
 # --- does the message assert something as NG12's? -------------------------------------------------
@@ -143,8 +144,15 @@ _SCANS = {
     "full blood count": r"full blood count|fbc",
 }
 _NUM = r"(?P<num>\d+(?:\.\d+)?)"
+#: A copula between a test and its comparison ("platelets are over 600", "PSA is above 3", "FIT was
+#: over 10"): read only before a comparison word (a past one is the patient's unless in a condition).
+_COPULA = (
+    r"(?:(?:is|are|be|being|was|were|gets?|goes)\s+(?=(?:above|over|greater|more|higher|exceeding|at least|"
+    r"below|under|less|lower|>|<|≥|≤)))?"
+)
 _COMPARE = (
-    r"(?:level |result |value |count |score |reading )?(?:of|above|over|greater than|more than|higher than|"
+    rf"{_COPULA}(?:level |result |value |count |score |reading )?"
+    r"(?:of|above|over|greater than|more than|higher than|"
     r"exceeding|>=?|≥|at least|below|under|less than|lower than|<=?|≤|at|is|=|is over|is above|is below)?\s*"
 )
 _THRESHOLD = re.compile(
@@ -159,13 +167,35 @@ _PATIENT_RESULT = re.compile(
     r"was|were|measured|has a|had a)\b[^.?!]{0,25}$",
     re.IGNORECASE,
 )
+#: After a number, what makes it something other than an age (a size, a weight, a duration, a unit).
+_NOT_AGE_AFTER = (
+    r"(?!\s*(?:mm|cm|kg|%|years? old|y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|ng|"
+    r"micrograms?|g/l|mmol|platelets?|x|points?|times|episodes?))"
+)
 _AGE_RULE = re.compile(
     r"\b(?:over|above|older than|under|below|younger than|aged)\s+(\d{1,3})(?!\.\d)s?\b"
-    r"(?!\s*(?:mm|cm|kg|%|years? old|"
-    r"y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|ng|micrograms?|g/l|mmol|platelets?|x))(?:\s*(?:and|or)\s*(?:over|above|older|under))?|"
-    r"\b(\d{1,3})\s*(?:\+(?![\w.])|(?:and over|or over|and above|or older|and older|plus)\b)|"
+    rf"{_NOT_AGE_AFTER}(?:\s*(?:and|or)\s*(?:over|above|older|under))?|"
+    r"\b(\d{1,3})\s*(?:\+(?![\w.])|(?:and over|or over|and above|or older|and older|plus|and up(?:wards)?|"
+    r"or more|upwards|onwards)\b)|"
     # "from age 50", "from the age of 60", "age 50 onwards"
-    r"\bfrom (?:the )?age (?:of )?(\d{1,3})\b|\bage[ds]? (\d{1,3}) (?:onwards|upwards|and up)\b",
+    r"\bfrom (?:the )?age (?:of )?(\d{1,3})\b|\bage[ds]? (\d{1,3}) (?:onwards|upwards|and up)\b|"
+    # a verb that starts a rule at an age: "kicks in at 40", "starts at 50", "applies from 50", "begins
+    # at 60", "only at 40", "not until 50", "once they're 50"; a bare "from 50" unless it is a change
+    # ("down from 80", "from 3 to 5")
+    r"\b(?:kicks?|kicking|comes?|coming|cuts?|cutting) in (?:at|from|after) "
+    r"(?:(?:the )?age (?:of )?)?(\d{1,3})\b"
+    rf"{_NOT_AGE_AFTER}(?!\s*(?:-|–|to)\s*\d)|"
+    r"\b(?:starts?|starting|started|begins?|beginning|applies|apply|applying|valid|eligible|only|just|triggers?|"
+    r"triggered|counts?|relevant|available) (?:at|from|after) (?:(?:the )?age (?:of )?)?(\d{1,3})\b"
+    rf"{_NOT_AGE_AFTER}(?!\s*(?:-|–|to)\s*\d)|"
+    r"\bnot (?:until|till|before) (?:(?:the )?age (?:of )?)?(\d{1,3})\b"
+    rf"{_NOT_AGE_AFTER}|"
+    r"\bonce (?:they'?re|they are|you'?re|people are|patients are|over|aged) (\d{1,3})\b"
+    rf"{_NOT_AGE_AFTER}|"
+    r"(?<!down )(?<!up )(?<!rose )(?<!risen )(?<!fell )(?<!dropped )(?<!fallen )(?<!gone )(?<!went )"
+    r"(?<!changed )(?<!increased )(?<!decreased )(?<!moved )(?<!come )(?<!came )(?<!referred )"
+    r"\bfrom (\d{1,3})\b(?!\.\d)"
+    rf"{_NOT_AGE_AFTER}(?!\s*(?:-|–|to|until|till)\s*\d)(?!\s*(?:am|pm|:)\b)",
     re.IGNORECASE,
 )
 #: The youngest age any NG12 criterion bounds ("aged 16 and over", 1.x; its other bounds are 18, 25,
@@ -304,18 +334,39 @@ _COMPARED = re.compile(
 )
 
 
+#: A patient named just after a bare result: "plt 520 in a 61yo", "PSA 3.9 for this 65M".
+_PATIENT_AFTER = re.compile(
+    r"\s*(?:\w+\s*)?\b(?:in|for|from|on)\s+(?:a|an|this|my|our|the|his|her)?\s*"
+    r"(?:\d{1,3}\s?(?:yo|y/o|m|f|yrs?|years?|-year)\b|patient|pt|man|woman|lady|gentleman|boy|girl|him|her)",
+    re.IGNORECASE,
+)
+
+
 def _vignette_value(message: str, m: re.Match[str]) -> bool:
     """A test and a bare number (no comparison, no threshold word) after a patient in the same
-    sentence is that patient's result ("45M with ED, PSA 3.0"), not a claim about NG12."""
+    sentence, or just before one, is that patient's result ("45M with ED, PSA 3.0", "plt 520 in a
+    61yo"), not a claim about NG12."""
     if _COMPARED.search(message[m.end("test") : m.start("num")]):
         return False
     sentence = re.split(r"[.!?]\s", message[: m.start()])[-1]
+    if _PATIENT_AFTER.match(message, m.end("num")) and not asserts_guideline(sentence):
+        return True  # "plt 520 in a 61yo, NG12 says ..." (not "NG12 says PSA 3.0 for a 45 year old")
     return _VIGNETTE_PATIENT.search(sentence) is not None
 
 
 def _test_key(word: str, table: dict[str, str]) -> str | None:
     w = word.lower()
     return next((k for k, pat in table.items() if re.fullmatch(pat, w, re.IGNORECASE)), None)
+
+
+#: The patient's age written as a vignette: "65M", "35 F", "72yo", "a 60 year old".
+_VIGNETTE_AGE = re.compile(r"\b(\d{1,3})\s?(?:[MF]\b|(?i:yo|y/o|yrs?|[- ]?years?[- ]old|[- ]?year-old)\b)")
+
+
+def _vignette_age(message: str) -> int | None:
+    """The one patient age a message gives (None when it gives none, or several)."""
+    ages = {int(m.group(1)) for m in _VIGNETTE_AGE.finditer(message)}
+    return next(iter(ages)) if len(ages) == 1 else None
 
 
 def _patient_ages(message: str) -> set[str]:
@@ -357,6 +408,7 @@ def claims(message: str) -> list[Claim]:
     if not asserts_guideline(message):
         return []
     patient_ages = _patient_ages(message)
+    patient_age = _vignette_age(message)
     named = _measured_tests(message)
     message = claimed_text(message)
     out: list[Claim] = []
@@ -365,12 +417,16 @@ def claims(message: str) -> list[Claim]:
     for m in _THRESHOLD.finditer(message):
         if _PATIENT_RESULT.search(message[: m.start()]) or _vignette_value(message, m):
             continue
+        if re.search(r"\b(was|were)\b", message[m.end("test") : m.start("num")], re.IGNORECASE) and not (
+            _CONDITION.search(message[: m.start()])
+        ):  # "platelets were over 600" is the patient's result; "if FIT was over 10" a rule
+            continue
         key = _test_key(m.group("test"), _TEST_WORDS)
         out.append(Claim("threshold", m.group(0).strip(), m.group("num"), key))
         taken.append(m.span())
         if not _COMPARED.search(message[m.end("test") : m.start("num")]):
             bare.append(out[-1])
-    for claim, where in _named_thresholds(message, named, taken):
+    for claim, where in _named_thresholds(message, named, taken, patient_age):
         out.append(claim)
         taken.append(where)
     for m in _AGE_RULE.finditer(message):
@@ -379,8 +435,11 @@ def claims(message: str) -> list[Claim]:
             value in patient_ages and m.group(0).lower().startswith("aged")
         ):
             continue
-        if _RESULT_BEFORE.search(message[: m.start()]):
-            continue
+        verb_rule = not re.match(r"(?:over|above|older|under|below|younger|aged)\b|\d", m.group(0), re.I)
+        if _RESULT_BEFORE.search(message[: m.start()]) and not (
+            verb_rule and int(value) >= YOUNGEST_AGE_BOUND
+        ):
+            continue  # "FIT came back below 10" (but "the FIT rule starts at 50" is an age)
         if int(value) < YOUNGEST_AGE_BOUND and len(named) == 1 and not m.group(0).lower().startswith("aged"):
             # "PSA 3.8, that's under 4": no NG12 age bound is that low, so it is the test's cut-off
             out.append(Claim("threshold", m.group(0).strip(), value, next(iter(named))))
@@ -388,7 +447,9 @@ def claims(message: str) -> list[Claim]:
         if 0 < int(value) <= 120:
             word = m.group(0).lower()
             direction = "under" if re.match(r"(under|below|younger)", word) else "over"
-            only = _ONLY.search(message[max(0, m.start() - 60) : m.start()]) is not None
+            only = _ONLY.search(message[max(0, m.start() - 60) : m.start()]) is not None or bool(
+                re.match(r"(only|just|not)\b", word)
+            )
             out.append(Claim("age", m.group(0).strip(), value, direction, only=only))
     for m in _AGE_LIMIT.finditer(message):
         value = m.group("num")
@@ -429,6 +490,15 @@ def claims(message: str) -> list[Claim]:
             continue
         unit = {"per cent": "%", "percent": "%"}.get(m.group(2).lower(), m.group(2).lower())
         out.append(Claim("measure", m.group(0).strip(), f"{m.group(1)} {unit}"))
+    counts = _count_claims(message, taken)
+    # "3+ symptoms", "5 or more": a count, not an age (no NG12 age bound is that low)
+    counted = {c.text.lower() for c in counts}
+    out = [
+        c
+        for c in out
+        if not (c.kind == "age" and int(c.value) < YOUNGEST_AGE_BOUND and c.text.lower() in counted)
+    ]
+    out += counts
     for m in _SCAN.finditer(message):
         key = _test_key(m.group(1), _SCANS)
         if key is not None:
@@ -456,6 +526,82 @@ def claims(message: str) -> list[Claim]:
     waived = _WAIVED.search(message)
     if waived is not None:  # "no need to repeat FIT"
         out.append(Claim("waived", waived.group(0).strip(), "waived"))
+    return out
+
+
+# --- counts and scores ---------------------------------------------------------------------------
+#: After a count, what makes it a measure, a duration or a test's value instead ("7 mm or more",
+#: "at least 3 weeks", "at least 10 micrograms").
+_NOT_COUNT_AFTER = (
+    r"(?!\s*(?:mm|cm|kg|%|years?|y/?o|days?|weeks?|wks?|months?|mths?|hours?|hrs?|mg|iu|u/|ng|micrograms?|"
+    r"µg|ug|g/|mmol|x ?10|per ?cent|points? each|-point))"
+)
+#: A count or score stated as a rule: "5 or more", "at least 3", "≥3", "a score of 4 or above",
+#: "needs 5 points", "the score threshold is 5" (a bare "score of 4" may be the patient's).
+_COUNT_CLAIM = re.compile(
+    r"(?:\b(?:at least|a minimum of|minimum(?: of)?|no fewer than|not less than)\s+|(?:>=|≥)\s*)"
+    rf"(?P<a>\d{{1,2}})\b{_NOT_COUNT_AFTER}|"
+    rf"(?<![\w.-])(?P<b>\d{{1,2}})\s*(?:or more|or above|or higher|or greater|or over|\+(?![\w.])|plus\b)"
+    rf"{_NOT_COUNT_AFTER}|"
+    r"\b(?:score|scoring|total)\s+(?:threshold\s+|cut[- ]?off\s+)?"
+    r"(?:of|is|=|at|needs? to be|must be|over|above)?"
+    rf"\s*(?P<c>\d{{1,2}})\b(?!\s*(?:or more|or above|or higher|\+)){_NOT_COUNT_AFTER}|"
+    rf"(?<![\w.-])(?P<d>\d{{1,2}})\s*points?\b(?!\s*each)(?!-)",
+    re.IGNORECASE,
+)
+#: A count that is the patient's: "she scored 4", "he has 5 or more moles", "that's 4 points".
+_PATIENT_COUNT = re.compile(
+    r"\b(scored|scores|has|had|have|got|gets|getting|with|his|her|their|pt'?s|patient'?s|came to|comes to|"
+    r"adds up to|totals?|that'?s|it'?s|he'?s|she'?s|they'?re)\b[^.?!,;]{0,20}$",
+    re.IGNORECASE,
+)
+#: Words near a count that make it a score ("score of 20 or more"): then it may be above any age.
+_SCORE_WORD = re.compile(r"\b(score|scoring|points?|checklist|total)\b", re.IGNORECASE)
+
+
+def _count_claims(message: str, taken: list[tuple[int, int]]) -> list[Claim]:
+    """Counts and scores stated as NG12's rule ("you need 5 or more to 2ww", "a score of at least
+    4"); checked by `check` against the counts and scores the recommendations on the topic state.
+    A bare score ("a score of 4") beside a compared one ("... NG12 says 5 or more") is the
+    patient's; a count a number of years could be ("55 or more") is an age unless a score word is
+    near."""
+    compared: list[Claim] = []
+    bare: list[Claim] = []
+    for m in _COUNT_CLAIM.finditer(message):
+        if any(a <= m.start() < b or m.start() <= a < m.end() for a, b in taken):
+            continue
+        if _PATIENT_COUNT.search(message[: m.start()]):
+            continue
+        group = next(g for g in ("a", "b", "c", "d") if m.group(g))
+        value = m.group(group)
+        near = message[max(0, m.start() - 30) : m.end() + 15]
+        if int(value) >= YOUNGEST_AGE_BOUND and not _SCORE_WORD.search(near):
+            continue
+        claim = Claim("count", m.group(0).strip(), value)
+        (bare if group in ("c", "d") else compared).append(claim)
+    if compared:
+        return compared
+    return bare
+
+
+#: A count or score NG12 states: "2 or more of the following", "a ... score of 3 or more".
+_STATED_COUNT = re.compile(
+    r"(?<![\w.-])(\d{1,2}) or more\b(?!\s*(?:mm|cm|kg|%|years?|days?|weeks?|months?))|\bscore of (\d{1,2})\b|"
+    r"\bat least (\d{1,2})\b(?!\s*(?:mm|cm|kg|%|years?|days?|weeks?|months?|micrograms?))",
+    re.IGNORECASE,
+)
+
+
+def stated_counts(rec: ServedRecommendation) -> set[str]:
+    """The counts and scores a recommendation states, in its text or its criteria (a score's
+    minimum points, the number of findings of "2 or more of the following")."""
+    out = {next(g for g in m.groups() if g) for m in _STATED_COUNT.finditer(rec.text)}
+    if rec.criteria is not None:
+        for node in iter_nodes(rec.criteria):
+            if isinstance(node, Score):
+                out.add(str(node.min_points))
+            elif isinstance(node, AtLeast) and node.n >= 2:
+                out.add(str(node.n))
     return out
 
 
@@ -496,8 +642,16 @@ def _measured_tests(message: str) -> set[str]:
     return {k for k in keys if k is not None and k != "checklist score"}
 
 
+#: A threshold said to be the patient's age band's: "the cut-off for his age", "for her age group".
+_FOR_PATIENTS_AGE = re.compile(
+    r"\bfor (?:his|her|their|this (?:patient|man|woman)'?s?|the patient'?s|pt'?s|my (?:patient|pt)'?s) age\b"
+    r"(?: group| band| range)?",
+    re.IGNORECASE,
+)
+
+
 def _named_thresholds(
-    message: str, named: set[str], taken: list[tuple[int, int]]
+    message: str, named: set[str], taken: list[tuple[int, int]], patient_age: int | None = None
 ) -> list[tuple[Claim, tuple[int, int]]]:
     """Thresholds stated apart from their test: the test is the one named between the threshold
     word and the number, else the one the unit belongs to, else the only measured test the message
@@ -516,13 +670,21 @@ def _named_thresholds(
         unit = m.group("unit") or ""
         by_unit = next((t for pat, t in _UNIT_TESTS.items() if unit and re.fullmatch(pat, unit, re.I)), None)
         test = next(iter(in_mid), None) if len(in_mid) == 1 else by_unit
-        about_age = re.search(r"\bage\b", f"{message[max(0, m.start() - 5) : m.start()]}{mid}", re.I)
+        for_patient_age = _FOR_PATIENTS_AGE.search(mid)
+        # "the cut-off for his age is 3.0" is the test's (a decimal is never an age bound)
+        about_age = (
+            not for_patient_age
+            and "." not in m.group("num")
+            and re.search(r"\bage\b", f"{message[max(0, m.start() - 5) : m.start()]}{mid}", re.I)
+        )
         if test is None and len(named) == 1 and not about_age:
             test = next(iter(named))
         if test is None:
             continue
         band = _AGE_BAND.search(message, m.end(), min(len(message), m.end() + 40))
         ages = (int(band.group(1)), int(band.group(2)) + 1) if band else None
+        if ages is None and for_patient_age and patient_age is not None:
+            ages = (patient_age, patient_age + 1)  # the band of the patient's age decides
         # the span taken covers the age band too: "aged 50-59" is the threshold's, not an age rule
         where = (m.start(), band.end() if band else m.end())
         out.append((Claim("threshold", m.group(0).strip(), m.group("num"), test, ages), where))
@@ -542,7 +704,7 @@ def _band_holds(rec: ServedRecommendation, claim: Claim) -> bool | None:
         b for b in bands if (b.age_gte is None or b.age_gte < hi) and (b.age_lt is None or lo < b.age_lt)
     ]
     return bool(overlapping) and all(
-        b.value is not None and f"{b.value:g}" == claim.value for b in overlapping
+        b.value is not None and b.value == float(claim.value) for b in overlapping
     )
 
 
@@ -860,6 +1022,13 @@ def check(
             if not any(named_in.search(r.text) for r in every):
                 contradicted.append(claim)
             continue
+        if claim.kind == "count":  # a count the topic's recommendations state otherwise, never as claimed
+            topic = for_symptoms or retrieved
+            counted = [r for r in topic if stated_counts(r)]
+            if counted and not any(claim.value in stated_counts(r) for r in counted):
+                contradicted.append(claim)
+                quoted += [r for r in counted if r not in quoted]
+            continue
         if claim.kind == "waived":  # nor that a result makes another test unnecessary
             if not any(_WAIVES_TEXT.search(r.text) for r in every):
                 contradicted.append(claim)
@@ -935,6 +1104,78 @@ def describe(contradicted: list[Claim]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" or {parts[-1]}"
 
 
+# --- a definition claimed for a term NG12 defines -------------------------------------------------
+_DAYS = {"hour": 1 / 24, "day": 1.0, "working day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
+_DEFINED_SPAN = re.compile(
+    r"\b(?:within|before|in|by|beyond|over|after)\s+(\d+|a few|one|two|three|four|six)\s+"
+    r"(hours?|days?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
+_DEFINED_AGES = re.compile(
+    r"\b(?:from birth|aged (\d{1,3})|from (\d{1,3}))\s+(?:to|-|–)\s+(\d{1,3})\s+years?\b|"
+    r"\baged (\d{1,3}) (?:and|or) over\b",
+    re.IGNORECASE,
+)
+_CLAIMED_SPAN = re.compile(
+    rf"(?<![\w.])(?P<count>{_COUNT})\s*(?:working\s+|business\s+)?(?P<span>hours?|hrs?|h|days?|weeks?|wks?|months?|mths?)\b",
+    re.IGNORECASE,
+)
+_CLAIMED_RANGE = re.compile(
+    r"(?<![\d.])(\d{1,3})\s*(?:-|–|to)\s*(\d{1,3})(?![\d.])(?!\s*(?:days?|weeks?|hours?))"
+)
+
+
+def _days(count: str, unit: str) -> float:
+    number = float(_WORD_NUMBERS.get(count.lower(), count))
+    return number * _DAYS.get(unit.lower().rstrip("s"), 1.0)
+
+
+def definition_contradicted(term: str, claimed: str, definition: str) -> list[Claim]:
+    """The details of a definition claimed for an NG12 term (a timeframe, an age range) that NG12's
+    own definition of it (`definition`, the passage of "Terms used in this guideline") does not
+    give: "suspected cancer pathway referral = seen within 2 weeks" against its "within 28 days";
+    "children = under 18" against "from birth to 15 years". Empty when the definition gives the
+    same, or the claim states no detail NG12's definition could be held to."""
+    out: list[Claim] = []
+    # what is claimed, without its tag: "seen within 2 weeks, that's the definition isn't it"
+    claimed = re.split(
+        r"[,;]?\s+(?:-\s+)?(?:that'?s|isn'?t it|right|correct|yes|yeah|is that|as per|according to|per)\b",
+        claimed,
+        maxsplit=1,
+        flags=re.IGNORECASE,
+    )[0].strip()
+    spans = [(m.group(1), m.group(2)) for m in _DEFINED_SPAN.finditer(definition)]
+    for m in _CLAIMED_SPAN.finditer(claimed):
+        count, span = _WORD_NUMBERS.get(m.group("count").lower(), m.group("count")), m.group("span")
+        unit = _UNITS.get(span.lower().rstrip("s"), span.lower().rstrip("s"))
+        if unit == "year":
+            continue
+        days = _days(count, unit)
+        same = any(
+            (n.lower() == "a few" and unit == "hour")
+            or (n.lower() != "a few" and abs(_days(n, u) - days) < 1e-6)
+            for n, u in spans
+        )
+        if not same:
+            out.append(Claim("interval", f"{term.lower()} means {claimed}", f"{count} {unit}", "deadline"))
+    ranges = [
+        (int(m.group(1) or m.group(2) or 0), int(m.group(3)) + 1) if m.group(3) else (int(m.group(4)), 200)
+        for m in _DEFINED_AGES.finditer(definition)
+    ]
+    if ranges:
+        lo, hi = ranges[0]
+        claimed_ranges = [(int(m.group(1)), int(m.group(2)) + 1) for m in _CLAIMED_RANGE.finditer(claimed)]
+        for m in _AGE_RULE.finditer(claimed):
+            value = int(next(g for g in m.groups() if g))
+            under = re.match(r"(under|below|younger)", m.group(0), re.IGNORECASE) is not None
+            claimed_ranges.append((0, value) if under else (value, hi if value == lo else 200))
+        # one age range claimed that is not NG12's (0-15 for children: "under 16" is the same)
+        wrong = [(a, b) for a, b in claimed_ranges if (a, b) != (lo, hi)]
+        if wrong:
+            out.append(Claim("age", f"{term.lower()} means {claimed}", str(wrong[0][0]), "over"))
+    return out
+
+
 # --- kept for the earlier API (tests, LLM validation) ----------------------------------------------
 
 
@@ -943,7 +1184,7 @@ def claimed_details(message: str) -> list[str]:
     return [
         c.value.split(" ")[0] if c.kind == "interval" else c.value
         for c in claims(message)
-        if c.kind not in ("test", "universal", "unnamed_test", "excludes", "waived")
+        if c.kind not in ("test", "universal", "unnamed_test", "excludes", "waived", "count")
     ]
 
 

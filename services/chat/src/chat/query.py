@@ -55,9 +55,13 @@ def is_follow_up(message: str) -> bool:
     return len(words) < 8 and bool(_PRONOUNS.search(message))
 
 
-def build(message: str, has_history: bool, topic: str | None, state: ClinicalState) -> ChatQuery:
+def build(
+    message: str, has_history: bool, topic: str | None, state: ClinicalState, follows: bool = False
+) -> ChatQuery:
+    """The query for a message; `follows`: the caller knows it continues the conversation (a claim
+    about NG12 naming no patient, finding or test of its own)."""
     text = " ".join(message.split())
-    if not has_history or not is_follow_up(text):
+    if not has_history or not (follows or is_follow_up(text)):
         return ChatQuery(strategy="direct", text=text)
     if topic:
         return ChatQuery(strategy="topic", text=f"{topic} {text}")

@@ -19,12 +19,22 @@ from chat.definitions import (
     asked_definitions,
     asked_terms,
     asks_timeframe,
+    claimed_definition,
     claims_definition,
     defined_terms,
 )
 from chat.group_words import restricted_group
 from chat.knowledge import rec_from_pb
-from chat.premise import Claim, check, claimed_text, claims, describe, for_patient, universal_contradicted
+from chat.premise import (
+    Claim,
+    check,
+    claimed_text,
+    claims,
+    definition_contradicted,
+    describe,
+    for_patient,
+    universal_contradicted,
+)
 from chat.premise_action import group_contradicted, probe_ages, route_contradicted
 from chat.query import quote_term
 from chat.results import results_lead
@@ -296,6 +306,32 @@ def _route_check(
     return [verdict.claim], [by_id[rid] for rid in verdict.quoted], verdict.said, verdict.define
 
 
+def _topic_symptoms(state: ChatState) -> set[str]:
+    """The symptoms a claim is about: the message's own, else, for a follow-up that names none
+    ("hmm, I thought you needed 5 or more to 2ww?"), the session's patient's."""
+    turn = state["turn_state"]
+    if turn.symptoms or state["query"].strategy == "direct" or turn.names_clinical_terms:
+        return set(turn.symptoms)
+    return set(state["meta"].state.merged(turn).symptoms)
+
+
+async def _definition_check(
+    state: ChatState, deps: ChatDeps, text: str
+) -> tuple[list[Claim], list[Any], str, list[str]]:
+    """A definition claimed for a term NG12 defines ("suspected cancer pathway referral = seen
+    within 2 weeks, that's the definition?"), against NG12's own definition of the term."""
+    claimed = claimed_definition(claimed_text(text))
+    if claimed is None:
+        return [], [], "", []
+    term, what = claimed
+    version = state["guideline"].index_version if "guideline" in state else ""
+    passage = await definition_of(deps, version, term)
+    if passage is None:
+        return [], [], "", []
+    contradicted = definition_contradicted(term, what, passage.excerpt)
+    return (contradicted, [], "", [term]) if contradicted else ([], [], "", [])
+
+
 async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[str, Any]:
     """The answer and its grounding: a contradicted premise, NG12's definitions or passages, or the
     selected recommendations (weak when `hedged`, unless what they present supports it)."""
@@ -303,22 +339,26 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
     sel = _selection(state)
     citations = [compose.rec_citation(rec, score) for rec, score in sel.recs]
     found_claims = claims(text)
-    if found_claims:  # what the question says NG12 says, checked against NG12's text
+    if found_claims or claimed_definition(claimed_text(text)) is not None:
+        # what the question says NG12 says, checked against NG12's text
         knowledge = state.get("knowledge")
         every = list(knowledge.recs.values()) if knowledge else []
         retrieved = list({r.id: r for r in [*(r for r, _ in sel.recs), *_retrieved_recs(state)]}.values())
-        wanted = set(state["turn_state"].symptoms)
+        wanted = _topic_symptoms(state)
         on_symptoms = [
             r for r in retrieved if wanted and r.criteria is not None and wanted & _concepts(r.criteria)
         ]
         for_symptoms = for_patient(on_symptoms, state["turn_state"].age)  # the patient's age group
         # a route or urgency NG12 gives those findings otherwise is named as such, before the
         # claims' words are looked for together (chat.premise's joint check)
-        contradicted, quoted, said, define = (
-            _route_check(found_claims, for_symptoms, state, knowledge.context)
-            if knowledge
-            else ([], [], "", [])
-        )
+        # a definition claimed for a term NG12 defines is held to NG12's own definition of it first
+        contradicted, quoted, said, define = await _definition_check(state, deps, text)
+        if not contradicted:
+            contradicted, quoted, said, define = (
+                _route_check(found_claims, for_symptoms, state, knowledge.context)
+                if knowledge
+                else ([], [], "", [])
+            )
         if not contradicted:
             contradicted, quoted = check(found_claims, retrieved, every, for_symptoms, wanted)
             if contradicted and knowledge is not None:
