@@ -146,3 +146,18 @@ def test_word_by_word_matching_equals_one_alternation_over_every_term(
         assert [(m.start(), m.end(), m.group()) for m in index.finditer(text)] == expected, raw
         compared += len(expected)
     assert compared > 500  # the texts do name many terms
+
+
+def test_upper_motor_neurone_cerebellar_and_sixth_nerve_signs_are_central_neurological_function(
+    kb_lexicon: list[LexiconEntry],
+) -> None:
+    # Macleod's Clinical Examination, the nervous system (lay_terms.yaml)
+    for text in ("fails to abduct l eye", "brisk reflexes r", "cant heel toe walk", "brisk r knee jerk"):
+        assert [x.concept for x in match_concepts(text, kb_lexicon)] == [
+            "newly_abnormal_central_neurological_function"
+        ], text
+
+
+def test_a_temperature_for_days_is_fever_and_a_normal_one_is_not(kb_lexicon: list[LexiconEntry]) -> None:
+    assert [x.concept for x in match_concepts("temperature for 2 days", kb_lexicon)] == ["fever"]
+    assert [x.concept for x in match_concepts("normal temperature", kb_lexicon)] == []
