@@ -103,3 +103,40 @@ def test_pain_on_opening_the_bowels_names_no_ng12_finding_but_tummy_pain_still_d
 def test_a_racing_heart_is_read_as_palpitations_not_left_unread() -> None:
     reading, _facts = _read(symptoms=["heart racing at night"])
     assert reading.unread == []
+
+
+def test_a_labelled_qualitative_report_line_is_read_and_an_unclear_one_left_unread() -> None:
+    from ng12_common.reading.labs import read_inline
+
+    read = read_inline("SPE: IgG paraprotein band 31 g/L", "male", 67)
+    assert read is not None and read.finding == "blood_tests_suggest_myeloma"
+    negative = read_inline("SPE: no paraprotein", "male", 67)
+    assert negative is not None and negative.finding is None
+    assert read_inline("serum FLC: kappa 412 mg/L, ratio 38", "male", 67) is None
+    assert read_inline("myeloma screen: awaited", "male", 67) is None
+
+
+def test_a_doppler_report_of_a_clot_in_a_deep_vein_is_a_dvt_and_no_clot_is_absent() -> None:
+    lex = [*LEX, LexiconEntry(concept="deep_vein_thrombosis", label="deep vein thrombosis", kind="finding")]
+    found = read_record(
+        {
+            "age": 66,
+            "gender": "Male",
+            "symptoms": [],
+            "exam_findings": ["Doppler L leg: occlusive thrombus L popliteal vein"],
+        },
+        lex,
+    )
+    facts = finish(found)
+    assert "deep_vein_thrombosis" in facts.findings | set(facts.symptoms)
+    absent = read_record(
+        {
+            "age": 66,
+            "gender": "Male",
+            "symptoms": [],
+            "exam_findings": ["Doppler: no thrombus in the popliteal vein"],
+        },
+        lex,
+    )
+    facts = finish(absent)
+    assert "deep_vein_thrombosis" not in facts.findings | set(facts.symptoms)

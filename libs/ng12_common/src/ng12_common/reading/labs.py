@@ -90,6 +90,9 @@ class LabReading(BaseModel):
     source: str = ""
 
 
+NOT_SUGGESTIVE = "-> not suggestive"
+
+
 def _norm(text: str) -> str:
     t = text.lower().replace("µ", "u").replace("μ", "u").replace("_", " ").replace("-", " ")
     t = re.sub(r"[^a-z0-9%/.<>=≤≥ ]+", " ", t)
@@ -195,7 +198,7 @@ def read_result(
             return _read_ratio(base, test, value)
         words = _norm(str(value))
         if any(re.search(rf"\b{re.escape(_norm(w))}\b", words) for w in test.negative_words):
-            base.rule = f"{value} -> not suggestive"
+            base.rule = f"{value} {NOT_SUGGESTIVE}"
             return base
         if any(re.search(rf"\b{re.escape(_norm(w))}\b", words) for w in test.positive_words):
             base.finding = test.finding
@@ -267,6 +270,9 @@ def read_inline(clause: str, sex: str | None, age: int | None) -> LabReading | N
     a test's name, at most 3 words into the line, followed directly by its value."""
     text = _norm(clause)
     pattern, by_name = _name_pattern()
+    labelled = _labelled_report(clause, sex, age)
+    if labelled is not None:
+        return labelled
     for hit in pattern.finditer(text):
         if len(text[: hit.start()].split()) > 3:
             break
@@ -278,6 +284,25 @@ def read_inline(clause: str, sex: str | None, age: int | None) -> LabReading | N
             return None
         return read_result(text[: hit.end()], value.group("value").strip(), sex, age, test)
     return None
+
+
+def _labelled_report(clause: str, sex: str | None, age: int | None) -> LabReading | None:
+    """A qualitative test written as a labelled report line, "SPE: IgG paraprotein band 31 g/L": the
+    whole label before the colon names the test, and what follows is its report (read like a
+    test_results value). Without the label a qualitative word in a sentence is not taken as a result,
+    and a report it cannot call positive or negative is left unread."""
+    label, colon, report = clause.partition(":")
+    if not colon or not report.strip():
+        return None
+    pattern, by_name = _name_pattern()
+    name = _norm(label)
+    hit = pattern.fullmatch(name)
+    if hit is None or by_name[hit.group(1)].kind != "qualitative":
+        return None
+    reading = read_result(name, report.strip(), sex, age, by_name[hit.group(1)])
+    if reading is None or (reading.finding is None and not reading.rule.endswith(NOT_SUGGESTIVE)):
+        return None  # a report it cannot call positive or negative stays unread, for the GP
+    return reading
 
 
 def new_onset_adjustments(readings: list[LabReading], history_concepts: set[str]) -> None:
