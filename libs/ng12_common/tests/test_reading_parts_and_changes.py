@@ -140,3 +140,38 @@ def test_a_doppler_report_of_a_clot_in_a_deep_vein_is_a_dvt_and_no_clot_is_absen
     )
     facts = finish(absent)
     assert "deep_vein_thrombosis" not in facts.findings | set(facts.symptoms)
+
+
+def test_back_as_time_or_return_is_not_the_back() -> None:
+    for clause in (
+        "treated for a fissure 2 months back, pain went",
+        "the pain came back",
+        "the pain is back",
+    ):
+        assert "back_pain" not in [c.concept for c in compose(clause)], clause
+    assert [c.concept for c in compose("his back is sore")] == ["back_pain"]
+
+
+def test_the_bleeding_said_after_a_site_bleeding_is_that_bleeding_not_a_bleeding_tendency() -> None:
+    lex = [*LEX, LexiconEntry(concept="bleeding", label="bleeding")]
+    record = {
+        "age": 56,
+        "gender": "Male",
+        "symptoms": ["bright red blood on the paper for 6 weeks", "pain went but the bleeding hasn't"],
+    }
+    facts = finish(read_record(record, lex))
+    assert "rectal_bleeding" in facts.symptoms and "bleeding" not in facts.symptoms
+    alone = finish(read_record({"age": 56, "gender": "Male", "symptoms": ["unexplained bleeding"]}, lex))
+    assert "bleeding" in alone.symptoms
+
+
+def test_a_last_proper_period_over_a_year_ago_makes_vaginal_bleeding_post_menopausal() -> None:
+    lex = [*LEX, LexiconEntry(concept="post_menopausal_bleeding", label="post-menopausal bleeding")]
+    record = {
+        "age": 51,
+        "gender": "Female",
+        "symptoms": ["light vaginal bleeding twice in 3 weeks", "last proper period was 15 months ago"],
+    }
+    assert "post_menopausal_bleeding" in finish(read_record(record, lex)).symptoms
+    record["symptoms"] = ["light vaginal bleeding twice in 3 weeks", "last proper period was 6 months ago"]
+    assert "post_menopausal_bleeding" not in finish(read_record(record, lex)).symptoms

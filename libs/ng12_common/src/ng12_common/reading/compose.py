@@ -188,6 +188,61 @@ def generic_concepts() -> frozenset[str]:
     return _compiled().generic
 
 
+_BACK_AFTER_TIME = frozenset(
+    {"day", "days", "week", "weeks", "wk", "wks", "month", "months", "year", "years", "while", "time", "ago"}
+)
+_BACK_AFTER_VERB = frozenset(
+    {
+        "came",
+        "come",
+        "comes",
+        "coming",
+        "went",
+        "go",
+        "goes",
+        "going",
+        "gone",
+        "get",
+        "got",
+        "been",
+        "bring",
+        "brought",
+        "sent",
+        "send",
+        "called",
+        "phoned",
+        "rang",
+        "ring",
+        "grew",
+        "grown",
+        "growing",
+        "keeps",
+        "kept",
+        "put",
+        "looking",
+        "looked",
+        "think",
+        "thinking",
+        "way",
+        "further",
+        "bounced",
+        "flared",
+        "is",
+        "was",
+        "are",
+        "s",
+    }
+)
+_BACK_BEFORE = frozenset({"again", "to", "from", "then"})
+
+
+def _temporal_back(raw: list[tuple[int, int, str]], i: int) -> bool:
+    """ "back" as time or return, not the body part: "2 months back", "came back", "back again"."""
+    before = raw[i - 1][2] if i > 0 else ""
+    after = raw[i + 1][2] if i + 1 < len(raw) else ""
+    return before in _BACK_AFTER_TIME or before in _BACK_AFTER_VERB or after in _BACK_BEFORE
+
+
 def _tokens(text: str) -> list[tuple[int, int, str]]:
     """Tokens with character spans; "3 cm" and "3cm" become one "#cm" token; stop words dropped."""
     raw = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
@@ -201,6 +256,8 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
             continue
         if t == "back" and i + 1 < len(raw) and raw[i + 1][2] == "of":
             out.append((a, b, "back_of"))  # "the back of the knee" is the knee's, not the back
+        elif t == "back" and _temporal_back(raw, i):
+            out.append((a, b, "back_when"))  # "2 months back", "came back", "back again": not the back
         elif _SIZE.match(t):
             out.append((a, b, "#cm"))
         elif t not in _SKIP:

@@ -200,6 +200,7 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
                 _node_regions(reading, fld, str(entry), first, kinds, labels)
                 _describing_clauses(reading, first)
                 _normal_list(reading, str(entry), first)
+    _the_bleeding_named_before(reading)
     post_menopausal_bleeding(reading, kinds, labels)
     neurological_course(reading)
     lesion_features(reading)
@@ -387,6 +388,38 @@ def _site_bleeding(reading: RecordReading, first: int) -> None:
                 reading.facts.findings.discard("bleeding")
             f.status, f.concept, f.label, f.tier = "context", None, None, None
             f.evidence = "bleeding from the site this entry describes"
+
+
+#: Bleeding from a named site (NG12's own findings); "the bleeding" said after one of them is it.
+_SITE_BLEEDING = frozenset(
+    {
+        "rectal_bleeding",
+        "haematuria",
+        "haemoptysis",
+        "haematemesis",
+        "post_menopausal_bleeding",
+        "vulval_bleeding",
+    }
+)
+_DEFINITE_BLEEDING = re.compile(r"\b(the|this|that|his|her|their|same)\s+(bleeding|bleed|blood)\b", re.I)
+
+
+def _the_bleeding_named_before(reading: RecordReading) -> None:
+    """ "The bleeding" (a definite reference: "pain went but the bleeding hasn't") in a record that
+    names bleeding from a site is that bleeding, not the unexplained bleeding tendency of NG12 1.10.1
+    (gums, nose, easy bleeding): the bare bleeding is taken back when every clause that gave it
+    refers back that way."""
+    facts = reading.facts
+    if "bleeding" not in facts.symptoms or not (_SITE_BLEEDING & set(facts.symptoms)):
+        return
+    gave = [f for f in reading.findings if f.concept == "bleeding" and f.status == "finding"]
+    if not gave or not all(_DEFINITE_BLEEDING.search(f.clause) for f in gave):
+        return
+    del facts.symptoms["bleeding"]
+    facts.findings.discard("bleeding")
+    for f in gave:
+        f.status, f.concept, f.label, f.tier = "context", None, None, None
+        f.evidence = "the bleeding from the site the record names"
 
 
 def _read_dipstick(reading: RecordReading, fld: RecordField, entry: str, sentence: str) -> bool:

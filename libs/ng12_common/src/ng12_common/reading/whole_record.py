@@ -39,10 +39,13 @@ _NOT_MENOPAUSE = re.compile(
     r"\b(peri ?menopaus\w*|pre ?menopaus\w*|not (yet )?(post ?)?menopaus\w*|still has periods)\b"
 )
 # Periods that stopped, with how long ago or at what age: "LMP 18 months ago", "periods stopped 8
-# years ago", "no periods for 2 years", "periods stopped at 51". Only 12 months or more without a
+# years ago", "no periods for 2 years", "last proper period 15 months ago", "not had a period for 14
+# months", "periods stopped at 51". Only 12 months or more without a
 # period is the menopause (NICE NG23); a shorter gap is not.
 _PERIODS_STOPPED = re.compile(
-    r"\b(?:lmp|last menstrual period|last period|periods? (?:have |has )?stopped|no periods?)\b"
+    r"\b(?:lmp|last (?:proper |real |normal |natural |true |actual )?(?:menstrual )?period|"
+    r"periods? (?:have |has )?stopped|no periods?|"
+    r"(?:not|hasn'?t|has not|haven'?t|have not) had an? periods?)\b"
     r"\D{0,20}?(?:(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>months?|mths?|years?|yrs?|y)\b|\b(?:at|aged|age)\s*(?P<at>\d{2})\b)"
 )
 # No period for a reason other than the menopause: pregnancy, breastfeeding, or hormonal contraception
