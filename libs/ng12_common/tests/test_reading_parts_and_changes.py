@@ -175,3 +175,70 @@ def test_a_last_proper_period_over_a_year_ago_makes_vaginal_bleeding_post_menopa
     assert "post_menopausal_bleeding" in finish(read_record(record, lex)).symptoms
     record["symptoms"] = ["light vaginal bleeding twice in 3 weeks", "last proper period was 6 months ago"]
     assert "post_menopausal_bleeding" not in finish(read_record(record, lex)).symptoms
+
+
+def test_again_straight_after_another_finding_in_one_clause_is_that_findings() -> None:
+    lex = [
+        *LEX,
+        LexiconEntry(concept="haematuria", label="haematuria", synonyms=["wee went red"]),
+        LexiconEntry(
+            concept="urinary_tract_infection", label="urinary tract infection", synonyms=["water infection"]
+        ),
+    ]
+    record = {
+        "age": 64,
+        "gender": "Female",
+        "symptoms": ["wee went red again a week after finishing trimethoprim for a water infection"],
+    }
+    facts = finish(read_record(record, lex))
+    assert "urinary_tract_infection" not in facts.symptoms
+    record["symptoms"] = ["water infection again, third since March"]
+    assert "urinary_tract_infection" in finish(read_record(record, lex)).symptoms
+
+
+@pytest.mark.parametrize(
+    "clause",
+    ["occasionally bleeds when towelling", "bled when he caught it with a comb", "bleeds when she rubs it"],
+)
+def test_bleeding_when_a_surface_is_rubbed_or_caught_is_local(clause: str) -> None:
+    assert [c.concept for c in compose(clause)] == [NO_FINDING]
+
+
+def test_gums_that_bleed_on_brushing_are_not_taken_as_local() -> None:
+    assert compose("gums bleed when brushing") == []
+
+
+def test_food_that_catches_or_lodges_on_the_way_down_is_dysphagia_and_none_is_absent() -> None:
+    lex = [*LEX, LexiconEntry(concept="dysphagia", label="dysphagia")]
+    for clause in (
+        "chunks of meat feel like they catch halfway down his chest",
+        "food lodges low in his chest",
+    ):
+        facts = finish(read_record({"age": 60, "gender": "Male", "symptoms": [clause]}, lex))
+        assert "dysphagia" in facts.symptoms, clause
+    facts = finish(read_record({"age": 60, "gender": "Male", "symptoms": ["no food sticking"]}, lex))
+    assert "dysphagia" not in facts.symptoms
+
+
+def test_a_chest_x_ray_report_suggesting_mesothelioma_is_read_and_a_negated_one_is_not() -> None:
+    lex = [
+        *LEX,
+        LexiconEntry(
+            concept="chest_xray_suggests_mesothelioma",
+            label="chest x-ray findings that suggest mesothelioma",
+            kind="finding",
+        ),
+    ]
+    report = "CXR: nodular pleural thickening encasing the R hemithorax; possibility of mesothelioma"
+    facts = finish(read_record({"age": 66, "gender": "Male", "symptoms": [], "exam_findings": [report]}, lex))
+    assert "chest_xray_suggests_mesothelioma" in facts.findings | set(facts.symptoms)
+    for negative in ("CXR: no features to suggest mesothelioma", "CXR: no pleural mass"):
+        facts = finish(
+            read_record({"age": 66, "gender": "Male", "symptoms": [], "exam_findings": [negative]}, lex)
+        )
+        assert "chest_xray_suggests_mesothelioma" not in facts.findings | set(facts.symptoms), negative
+
+
+def test_alternating_runs_or_constipation_is_a_change_in_bowel_habit() -> None:
+    assert [c.concept for c in compose("alternating runs")] == ["change_in_bowel_habit"]
+    assert compose("constipation for 3 days") == []

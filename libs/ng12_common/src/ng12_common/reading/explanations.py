@@ -102,7 +102,9 @@ def _infection_words(reading: RecordReading, entry: str, evidence: str) -> str:
     that names no other finding.
 
     "Visible blood in her urine again, 3 weeks after finishing trimethoprim for a UTI": "again" is
-    said of the blood, so this UTI is one acute infection; "4th urine infection since March ...;
+    said of the blood, so this UTI is one acute infection, and so is the one in "wee went red again a
+    week after finishing trimethoprim for a water infection" ("again" straight after another finding
+    is that finding's); "4th urine infection since March ...;
     settles with antibiotics but keeps coming back" stays recurrent."""
     others = [
         _norm(f.evidence)
@@ -115,6 +117,9 @@ def _infection_words(reading: RecordReading, entry: str, evidence: str) -> str:
         words = _norm(segment)
         names_own = bool(own) and f" {own} " in f" {words} "
         if names_own or not any(o and f" {o} " in f" {words} " for o in others):
+            for o in others:  # "wee went red again ... for a water infection": "again" is the red wee's
+                if o:
+                    words = re.sub(rf"\b({re.escape(o)}(?: \w+)?) (again|once more)\b", r"\1", words)
             kept.append(words)
     return " ".join(kept)
 

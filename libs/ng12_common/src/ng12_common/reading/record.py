@@ -210,7 +210,9 @@ def read_record(record: Mapping[str, Any] | BaseModel, lexicon: Sequence[Lexicon
     return reading
 
 
-_NEGATED_CUE = re.compile(r"\b(no|not|non|nil|without)\s+(\w+\s+)?$")
+#: A negation up to four words before an entry cue, in its clause: "no pleural mass", "no features to
+#: suggest mesothelioma" (ConText's negation scope runs to the clause's end).
+_NEGATED_CUE = re.compile(r"\b(no|not|non|nil|without)\s+([\w-]+\s+){0,4}$")
 
 
 def _read_entry_compositions(
