@@ -27,6 +27,11 @@ def test_what_to_tell_depends_on_whether_the_person_is_referred() -> None:
     assert "safety netting" in names
 
 
+def test_whether_to_mention_cancer_is_what_to_tell() -> None:
+    text = "NG12 says best not to mention cancer when doing a 2WW so we don't scare people, right?"
+    assert _names(text) == ["what to tell someone being referred"]
+
+
 def test_a_question_about_the_guideline_itself_asks_no_process_topic() -> None:
     # "tell me" is the GP asking the assistant, not what to tell the patient
     assert _names("can you tell me what NG12 says about haemoptysis in a 45 year old smoker?") == []

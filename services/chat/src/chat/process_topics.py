@@ -29,7 +29,7 @@ _TELL = (
     r"what (should|do|can|would) i (be )?(say|tell)\w*|what to (say|tell)|say to (him|her|them|the)|"
     r"explain(ing)? (to|it|this|that|the referral|what)|what (info|information)|"
     r"information (to give|should|do i|for (him|her|them|the))|break(ing)? (it|the news)|word(ing)? it|"
-    r"counsel\w*|prepare (him|her|them)|what to expect)"
+    r"counsel\w*|prepare (him|her|them)|what to expect|mention(ing)? (it|cancer|the (word|possibility)))"
 )
 #: The person does not meet the criteria for referral (NG12's safety netting group, 1.15.2).
 _NOT_REFERRED = (
