@@ -41,6 +41,7 @@ from chat.knowledge import Knowledge, KnowledgeCache, rec_from_pb
 from chat.llm import REWRITE_HISTORY_TURNS, AnswerWriter, QueryRewriter
 from chat.mixed import split_request
 from chat.premise import asserts_guideline, is_injection, named_tests
+from chat.process_topics import answering
 from chat.query import PROCESS_SECTIONS, asks_about_process, build, is_follow_up, rewrite_from_state
 from chat.redaction import RedactorUnavailable, redact
 from chat.respond import generate, qualify
@@ -271,7 +272,10 @@ async def retrieve(state: ChatState, deps: ChatDeps) -> dict[str, Any]:
         clinical = bool(named_tests(text)) or (turn is not None and turn.names_clinical_terms)
         if on_process and top >= best - SCORE_MARGIN:
             first = _process_first(text, on_process, knowledge, top)
-            first = first[: ASKED_WITH_MET if clinical else request.top_k]
+        # what the question asks about the process (each topic it asks: chat.process_topics) leads
+        topics = answering(text, knowledge.recs, request.top_k) if knowledge is not None else []
+        first = list(dict.fromkeys([*topics, *first]))
+        first = first[: max(len(topics), ASKED_WITH_MET) if clinical else request.top_k]
     update["first"] = first
     if knowledge is None:
         turn = ClinicalState()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from chat.clinical import ClinicalState
+from chat.process_topics import asked_topics
 from ng12_common.models import ChatQuery
 
 _STARTERS = (
@@ -106,4 +107,4 @@ def asks_about_process(message: str) -> bool:
     """The question is about the referral process (what to tell the person, support while they
     wait, missed appointments, uncertainty whether to refer, safety netting), which NG12's
     non-site-specific sections answer, whatever symptom or site it also names."""
-    return bool(_PROCESS.search(message))
+    return bool(_PROCESS.search(message)) or bool(asked_topics(message))

@@ -47,6 +47,10 @@ _ACTIONS = {
     r"immediate(ly)?|same[- ]day|admit": ("immediate_referral",),
     r"non-?urgent|routine referral|routine": ("non_urgent_referral", "non_urgent_investigation"),
 }
+#: Imaging asked about without naming the scan ("what imaging?", "a gynae scan?"): NG12's
+#: recommendations of any scan (CT, MRI, ultrasound, X-ray).
+_IMAGING = re.compile(r"\b(imaging|scans?|radiology)\b", re.I)
+_IMAGING_TEXT = r"\bct\b|\bmri\b|ultrasound|x-?ray|\bscan\b"
 #: Safety netting asked about for a site: that site's advice to return or be reviewed (1.5.4).
 _SAFETY_NET = re.compile(r"\bsafety[- ]?net\w*", re.I)
 _SAFETY_NET_TEXT = re.compile(r"safety netting|\breturn to\b|\breview\b|\bre-?evaluat", re.I)
@@ -126,6 +130,8 @@ def asked_for(
     any), or, with a site named, on the action it names ("2ww", "very urgent") or its safety
     netting: best first, retrieved ones by score, then any other of NG12's in guideline order."""
     tests = named_tests(text)
+    if not tests and _IMAGING.search(text):
+        tests = {"imaging": _IMAGING_TEXT}
     actions: set[str] = set()
     if turn.cancer_sites:
         for pattern, acts in _ACTIONS.items():
@@ -146,10 +152,24 @@ def asked_for(
         return on_test
 
     out = [(r, s) for r, s in ranked if fits(r)]
-    if turn.cancer_sites and knowledge is not None:
+    if knowledge is not None and (turn.cancer_sites or (tests and turn.symptoms)):
+        # with a site named, all of NG12's on the test or action for it; with a patient described,
+        # all of NG12's on the test for one of their symptoms (a scan asked about for visible
+        # haematuria: 1.5.12's ultrasound, which search for the urology question did not find)
         seen = {r.id for r, _ in out}
         best = ranked[0][1] if ranked else 0.0
-        out += [(r, best) for r in knowledge.recs.values() if r.id not in seen and fits(r)]
+        wanted = set(turn.symptoms)
+
+        def also(rec: ServedRecommendation) -> bool:
+            if turn.cancer_sites:
+                return fits(rec)
+            return fits(rec) and _about_symptoms(rec, wanted) and (turn.age is None or age_ok(rec, turn.age))
+
+        out += [
+            (r, best)
+            for r in sorted(knowledge.recs.values(), key=lambda r: r.sort_key)
+            if r.id not in seen and also(r)
+        ]
     return out
 
 
@@ -164,12 +184,16 @@ def select(
     """`first`: recommendations the question asks about before any other (a process question's
     1.14-1.16 recommendations), then those on a test it names, then what the patient meets."""
     ranked = sorted(candidates, key=lambda rs: -rs[1])
+    if knowledge is not None:
+        turn = with_implied_sex(turn, knowledge)
     asked = asked_for(text, ranked, knowledge, turn) if text else []
     if turn.symptoms and asked:
         # a described patient: the named test's recommendations about none of their symptoms
         # (an OGD asked about for reflux and weight loss: not 1.2.2's haematemesis) do not lead
         wanted = set(turn.symptoms)
-        asked = [(r, s) for r, s in asked if not _other_symptoms(r, wanted)] or asked
+        asked = [
+            (r, s) for r, s in asked if not _other_symptoms(r, wanted) or _names_symptom(r, wanted)
+        ] or asked
     scores = {rec.id: score for rec, score in ranked}
     sel = Selection()
     # retrieved candidates are evaluated too when an age is known: they may be near misses on age
@@ -268,6 +292,39 @@ def _other_symptoms(rec: ServedRecommendation, wanted: set[str]) -> bool:
         return False
     symptoms = referenced_concepts(parse_criteria(rec.criteria)).get("symptom", set())
     return bool(symptoms) and not (symptoms & wanted)
+
+
+def with_implied_sex(turn: ClinicalState, knowledge: Knowledge) -> ClinicalState:
+    """A patient of unstated sex with a symptom NG12 names only for one sex (vaginal discharge:
+    women; every recommendation whose criteria name it is for women) is of that sex."""
+    if turn.sex is not None or not turn.symptoms:
+        return turn
+    implied: set[str] = set()
+    for symptom in turn.symptoms:
+        sexes = {
+            str(rec.population.get("sex") or "any")
+            for rec in knowledge.recs.values()
+            if _about_symptoms(rec, {symptom})
+        }
+        if len(sexes) == 1 and sexes != {"any"}:
+            implied |= sexes
+    if len(implied) != 1:
+        return turn
+    return turn.model_copy(update={"sex": implied.pop()})
+
+
+def _about_symptoms(rec: ServedRecommendation, wanted: set[str]) -> bool:
+    """The recommendation's criteria name one of these symptoms."""
+    if rec.criteria is None:
+        return False
+    return bool(referenced_concepts(parse_criteria(rec.criteria)).get("symptom", set()) & wanted)
+
+
+def _names_symptom(rec: ServedRecommendation, wanted: set[str]) -> bool:
+    """The recommendation's text names one of these symptoms in words, outside its criteria
+    (1.3.1 on FIT: "unexplained anal ulceration do not need to be offered FIT")."""
+    text = rec.text.lower()
+    return any(concept.replace("_", " ") in text for concept in wanted)
 
 
 def _met_at_age(
