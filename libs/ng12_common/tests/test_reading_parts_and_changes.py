@@ -242,3 +242,23 @@ def test_a_chest_x_ray_report_suggesting_mesothelioma_is_read_and_a_negated_one_
 def test_alternating_runs_or_constipation_is_a_change_in_bowel_habit() -> None:
     assert [c.concept for c in compose("alternating runs")] == ["change_in_bowel_habit"]
     assert compose("constipation for 3 days") == []
+
+
+def test_a_firm_or_fixed_swelling_of_a_limb_is_a_lump_and_a_swollen_ankle_is_not() -> None:
+    assert [c.concept for c in compose("non mobile swelling volar r forearm")] == ["lump"]
+    assert compose("swelling of both ankles") == []
+
+
+def test_a_red_reflex_present_and_a_recent_last_period_are_read_as_not_ng12() -> None:
+    reading, _facts = _read(
+        gender="Female", symptoms=["red reflex present", "last proper period 9 months ago"]
+    )
+    assert reading.unread == []
+
+
+@pytest.mark.parametrize("clause", ["thinks it's twice the size now", "the lump grew over the summer"])
+def test_a_lump_said_to_have_grown_is_increasing_in_size(clause: str) -> None:
+    from ng12_common.lexicon_match import _modifiers
+
+    assert "increasing_in_size" in _modifiers(clause)
+    assert "increasing_in_size" not in _modifiers("the lump is the same size")

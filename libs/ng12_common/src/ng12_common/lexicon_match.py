@@ -57,6 +57,11 @@ _STOP = (
     }
 )
 
+#: More ways of saying a lump grew: "twice the size now", "doubled in size", "grew", "bigger than it was".
+_GREW = (
+    r"(?:twice|double|three times|treble) (?:the|its) size|doubled in size|grew|got larger|getting larger|"
+    r"bigger than (?:before|it was|when)|larger than (?:before|it was|when)|size has increased"
+)
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
     ("non_visible", re.compile(r"\b(non ?visible|not visible|invisible|microscopic|dipstick|urine dip)\b")),
@@ -99,14 +104,16 @@ _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
     (
         "increasing_in_size",
         re.compile(
-            r"\b(increasing in size|growing|getting bigger|enlarging|grown|got bigger|increased in size)\b"
+            r"\b(increasing in size|growing|getting bigger|enlarging|grown|got bigger|increased in size|"
+            + _GREW
+            + r")\b"
         ),
     ),
     (
         "change_in_size",
         re.compile(
             r"\b(change in size|changed in size|changing in size|changing size|increasing in size|growing|"
-            r"getting bigger|enlarging|grown|got bigger|increased in size|shrinking)\b"
+            r"getting bigger|enlarging|grown|got bigger|increased in size|shrinking|" + _GREW + r")\b"
         ),
     ),
     (

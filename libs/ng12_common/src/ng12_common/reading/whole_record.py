@@ -63,6 +63,7 @@ _VAGINAL_BLEED = re.compile(
     r"\b(spotting|spotted|spots of blood|period|periods|vaginal|vagina|pv|per vaginam|down below|pants|"
     r"knickers|underwear|sanitary|pad|pads)\b"
 )
+_BLEED_WORD = re.compile(r"\b(bleed\w*|bled|blood|spotting|spotted)\b")
 # a named site other than the vagina: that site's bleeding, never post-menopausal bleeding
 _OTHER_SITE = re.compile(
     r"\b(rectal|rectum|pr|back passage|bottom|anus|anal|stool|stools|poo|urine|wee|pee|urinary|nose|"
@@ -106,12 +107,14 @@ def post_menopausal_bleeding(
         return
     taken = set()
     for i, f in enumerate(reading.findings):
-        if f.field == "history" or f.status not in ("unread", "finding"):
+        if f.field == "history" or f.status not in ("unread", "finding", "not_ng12"):
             continue
         if f.status == "finding" and f.concept != "bleeding":
             continue
         clause = normalise_phrase(f.clause, keep_stop_words=True)
-        if not _VAGINAL_BLEED.search(clause) or _OTHER_SITE.search(clause):
+        if f.status == "not_ng12" and not _BLEED_WORD.search(clause):
+            continue  # "vaginal bleeding" is read as not NG12 in general; after the menopause it is PMB
+        if not _VAGINAL_BLEED.search(clause) or _OTHER_SITE.search(clause) or _PERIODS_STOPPED.search(clause):
             continue
         match = ConceptMatch(concept=PMB, kind=kinds[PMB], matched_text=f.clause, tier="curated")
         if f.concept == "bleeding":
