@@ -262,3 +262,12 @@ def test_a_lump_said_to_have_grown_is_increasing_in_size(clause: str) -> None:
 
     assert "increasing_in_size" in _modifiers(clause)
     assert "increasing_in_size" not in _modifiers("the lump is the same size")
+
+
+def test_a_prostate_felt_separately_smooth_and_benign_is_not_a_malignant_prostate() -> None:
+    from ng12_common.lexicon_match import normalise_phrase
+    from ng12_common.reading.compose import compose_entry
+
+    entry = "DRE: hard irregular mass on anterior rectal wall; prostate separately felt, smooth and benign"
+    assert compose_entry(normalise_phrase(entry, keep_stop_words=True)) == []
+    assert compose_entry(normalise_phrase("DRE: prostate hard and irregular", keep_stop_words=True))

@@ -161,3 +161,14 @@ def test_upper_motor_neurone_cerebellar_and_sixth_nerve_signs_are_central_neurol
 def test_a_temperature_for_days_is_fever_and_a_normal_one_is_not(kb_lexicon: list[LexiconEntry]) -> None:
     assert [x.concept for x in match_concepts("temperature for 2 days", kb_lexicon)] == ["fever"]
     assert [x.concept for x in match_concepts("normal temperature", kb_lexicon)] == []
+
+
+def test_the_prostate_named_on_examination_is_not_urinary_symptoms(kb_lexicon: list[LexiconEntry]) -> None:
+    # "prostatism" shared the stem of "prostate": an examined prostate was read as LUTS (NG12 1.6.1-1.6.2)
+    for text in ("prostate smooth, not enlarged", "prostate separately felt, smooth and benign"):
+        assert "lower_urinary_tract_symptoms" not in [x.concept for x in match_concepts(text, kb_lexicon)], (
+            text
+        )
+    assert [x.concept for x in match_concepts("prostate symptoms", kb_lexicon)] == [
+        "lower_urinary_tract_symptoms"
+    ]
