@@ -271,3 +271,17 @@ def test_a_prostate_felt_separately_smooth_and_benign_is_not_a_malignant_prostat
     entry = "DRE: hard irregular mass on anterior rectal wall; prostate separately felt, smooth and benign"
     assert compose_entry(normalise_phrase(entry, keep_stop_words=True)) == []
     assert compose_entry(normalise_phrase("DRE: prostate hard and irregular", keep_stop_words=True))
+
+
+@pytest.mark.parametrize(
+    "clause", ["benign feeling prostate", "non tender prostate", "prostate separately palpable"]
+)
+def test_a_prostate_examined_and_found_benign_is_read_as_not_ng12(clause: str) -> None:
+    reading, _facts = _read(exam_findings=[clause])
+    assert reading.unread == []
+
+
+@pytest.mark.parametrize("clause", ["more thirsty lately", "rushing to the loo", "keeps dropping her cup"])
+def test_a_lay_symptom_without_a_listed_word_is_unread_not_context(clause: str) -> None:
+    reading, _facts = _read(symptoms=[clause])
+    assert reading.unread == [clause]

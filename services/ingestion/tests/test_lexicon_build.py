@@ -172,3 +172,19 @@ def test_the_prostate_named_on_examination_is_not_urinary_symptoms(kb_lexicon: l
     assert [x.concept for x in match_concepts("prostate symptoms", kb_lexicon)] == [
         "lower_urinary_tract_symptoms"
     ]
+
+
+def test_up_at_night_to_pass_water_is_nocturia(kb_lexicon: list[LexiconEntry]) -> None:
+    for text in ("up 3x a night to pass water for 6 months", "getting up 4 times a night to pee"):
+        assert [x.concept for x in match_concepts(text, kb_lexicon)] == ["nocturia"], text
+
+
+def test_word_finding_wobbly_walking_and_double_vision_in_lay_words(kb_lexicon: list[LexiconEntry]) -> None:
+    for text in (
+        "husband says she struggles to find her words",
+        "mum says he's been wobbly walking for 3 wks",
+        "seeing double for 2 weeks",
+    ):
+        assert [x.concept for x in match_concepts(text, kb_lexicon)] == [
+            "newly_abnormal_central_neurological_function"
+        ], text
