@@ -285,3 +285,8 @@ def test_a_prostate_examined_and_found_benign_is_read_as_not_ng12(clause: str) -
 def test_a_lay_symptom_without_a_listed_word_is_unread_not_context(clause: str) -> None:
     reading, _facts = _read(symptoms=[clause])
     assert reading.unread == [clause]
+
+
+def test_a_relative_dx_with_a_cancer_is_family_history() -> None:
+    reading, _facts = _read(symptoms=["worried - brother dx prostate ca aged 58, wants a PSA"])
+    assert reading.unread == []
