@@ -290,3 +290,17 @@ def test_a_lay_symptom_without_a_listed_word_is_unread_not_context(clause: str) 
 def test_a_relative_dx_with_a_cancer_is_family_history() -> None:
     reading, _facts = _read(symptoms=["worried - brother dx prostate ca aged 58, wants a PSA"])
     assert reading.unread == []
+
+
+def test_a_streaming_cold_and_a_fall_on_an_outstretched_hand_are_diagnoses_that_explain() -> None:
+    lex = [*LEX, LexiconEntry(concept="hoarseness", label="hoarseness", synonyms=["hoarse voice"])]
+    record = {
+        "age": 50,
+        "gender": "Male",
+        "symptoms": ["hoarse voice for 10 days", "started with a streaming cold"],
+    }
+    reading = read_record(record, lex)
+    facts = finish(reading)
+    assert "explained" in facts.symptoms["hoarseness"].modifiers and reading.unread == []
+    reading, _facts = _read(symptoms=["landed on outstretched hand yesterday"])
+    assert reading.unread == []
