@@ -101,3 +101,32 @@ def test_treatment_abbreviations_are_treatment_requests() -> None:
     assert rule_scope("rx options for early breast ca?") == "treatment"
     assert rule_scope("first line management of prostate ca") == "treatment"
     assert rule_scope("is a urine test first line for suspected myeloma?") is None
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("what chemo will he get and what are his chances?", "treatment"),
+        ("if it is cancer would she usually get active surveillance or a mastectomy?", "treatment"),
+        ("haem have diagnosed AML. what induction regimen will she have?", "treatment"),
+        ("what's the direct line for the urology 2WW team at the hospital?", "logistics"),
+        ("where do I find the suspected cancer referral form for our area?", "logistics"),
+        ("she's also asking when her next smear is due", "other_guideline"),
+    ],
+)
+def test_treatment_prognosis_contacts_forms_and_smear_recall_are_named_without_doubt(
+    message: str, kind: str
+) -> None:
+    assert rule_scope(message) == kind
+
+
+def test_the_chance_that_a_symptom_is_cancer_is_not_prognosis() -> None:
+    assert rule_scope("what are the chances it's cancer with a breast lump at 35?") is None
+
+
+def test_a_statement_left_beside_a_declined_question_is_not_answered_as_a_question() -> None:
+    message = (
+        "the FBC came back abnormal and haem diagnosed ALL. what chemo will he get and what are his chances?"
+    )
+    assert mixed_request(message) is None
+    assert rule_scope(message) == "treatment"

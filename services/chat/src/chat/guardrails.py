@@ -117,7 +117,11 @@ _LOGISTICS = re.compile(
     r"how long (will|does|do) (it|they|the) "
     r"(take|wait)|book(ing)?|appointment (slot|time)s?|which (hospital|trust|clinic|centre|unit)|"
     r"nearest (hospital|clinic)|parking|transport|interpreter service|e-?rs|choose and book|"
-    r"rejected referral|bounced)\b",
+    r"rejected referral|bounced|"
+    # who and how to contact, and where a form is: local administration
+    r"direct (line|number|dial)|switchboard|bleep|extension (number|no)|secretar(y|ies)|"
+    r"(where|how) (do|can|would|should) (i|we) (find|get|download|access) "
+    r"(the |a |our )?[\w\s-]{0,40}forms?)\b",
     re.IGNORECASE,
 )
 _DOSING = re.compile(
@@ -128,6 +132,12 @@ _DOSING = re.compile(
     # "surgery" as an operation, not the GP surgery ("came into the surgery", "at our surgery")
     r"(?<!the )(?<!our )(?<!my )(?<!gp )(?<!practice )(?<!this )(?<!at )(?<!into )(?<!to )surgery|"
     r"surgical|resection|stag(e|ing) (of|for)|palliat\w*|surveillance after|recurrence after|"
+    # treatment choices and prognosis in other words (NICE's cancer treatment guidelines, not NG12)
+    r"active surveillance|watchful waiting|prostatectomy|mastectomy|lumpectomy|radical (surgery|treatment)|"
+    r"hormone therap\w*|induction (chemo\w*|therapy|regimen|treatment)|regimens?|"
+    # a person's chances are prognosis; "what are the chances it's cancer" asks about risk (NG12's own basis)
+    r"(what are|what'?s|whats) (his|her|their|my patient'?s|the patient'?s) (chances|odds|outlook)|"
+    r"chances? of (survival|surviving|cure|recovery|beating)|cure rate|curable|"
     # how a cancer is treated or managed (not "treatment-resistant dyspepsia")
     r"how (is|are|would|should|do|does|can) ([a-z'-]+ ){1,3}(be |get )?(treated|managed)|"
     # tx / rx: the usual abbreviations of treatment (Oxford Handbook of General Practice)
@@ -144,6 +154,8 @@ _NAMED_GUIDANCE = re.compile(
 _PROGRAMMES = re.compile(
     r"\b(screening programmes?|screening (age|interval)s?|bowel (cancer )?screening|breast screening|"
     r"cervical screening|lung (cancer )?screening|smear tests?|mammogram (interval|programme)|vaccin\w*|"
+    # when a routine cervical screening test is due: the programme's recall, not NG12
+    r"next smear|smear (is |was )?(due|overdue)|due (a|her|for a|for her) smear|smear recall|"
     r"(targeted )?lung health checks?|nhs health checks?|aaa screening)\b",
     re.IGNORECASE,
 )
