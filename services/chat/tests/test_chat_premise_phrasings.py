@@ -297,3 +297,28 @@ def test_true_phrasings_are_answered_through_chat(client: TestClient) -> None:
         client, f"phrasing-{uuid.uuid4().hex[:8]}", "32F unexplained breast lump, NICE 2ww starts at 30, yes?"
     )
     assert body["grounding"] != "contradicted" and "1.4.1" in cited(body), body["answer"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I'm assuming a 48yo with food sticking doesn't need a 2WW as she's under 55?",
+        "lesion scores 3, has to be 4 or more before it's a 2WW though hasn't it?",
+        "FIT only counts as positive above 20 so 14 can be safety netted - agree?",
+    ],
+)
+def test_assumptions_and_further_tag_questions_assert_a_claim(message: str) -> None:
+    assert claims(message)
+
+
+def test_a_rule_that_has_to_be_n_or_more_is_a_count_not_the_patients() -> None:
+    assert ("count", "4", None) in kinds(
+        "she scores 3. Has to be 4 or more before it's a 2WW though hasn't it?"
+    )
+    assert not any(k == "count" for k, _v, _s in kinds("he has 5 or more moles, is that right?"))
+
+
+def test_what_makes_a_result_positive_is_the_tests_cut_off_not_an_age() -> None:
+    found = kinds("FIT only counts as positive above 20 so 14 can be safety netted - agree?")
+    assert ("threshold", "20", "fit") in found
+    assert not any(k == "age" for k, _v, _s in found)

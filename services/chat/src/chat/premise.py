@@ -86,6 +86,11 @@ _ASSERTS = re.compile(
     r"\b(since|as|given that|because) (ng12|nice|the guidelines?|it) (says?|recommends|states|requires)\b|"
     r"\b(does(n'?t| not)|didn'?t|did not) (ng12|nice|the guideline) (say|recommend|state|require)\b|"
     r"\b(surely|i thought|i believe|i understand|my understanding is|i remember)\b|"
+    # an assumption stated to be checked: "I'm assuming she doesn't meet ...", "I take it ..."
+    r"\b(i'?m assuming|i am assuming|i assume|presumably|i take it|i gather|i suppose|i guess|i reckon)\b|"
+    # more tag questions after a claim: "... though hasn't it?", "... - agree?"
+    r"\b(hasn'?t|haven'?t|won'?t|wouldn'?t|shouldn'?t|didn'?t|wasn'?t|weren'?t|can'?t|couldn'?t|isn'?t|"
+    r"doesn'?t|don'?t|aren'?t) (it|they|he|she|we|you|there|that)\s*\?|\b(do you )?agree\s*\?|"
     r"\b(ng12|nice)'?s? ([\w+-]+ ){0,2}(threshold|cut[- ]?off|age limit|rule|criterion|criteria|limit)\b|"
     r"\b(right|correct|yes|yeah|true|no)\s*\?\s*$|\b(isn'?t that|doesn'?t it|don'?t they|aren'?t they)\b|"
     r"\bthe (\w+ )?(threshold|cut[- ]?off|age limit)( for [\w\s-]{1,30})? (is|of)\b|"
@@ -157,7 +162,10 @@ _COMPARE = (
 )
 _THRESHOLD = re.compile(
     rf"\b(?P<test>{'|'.join(_TEST_WORDS.values())})\s*(?:[\w\s'-]{{0,30}}?\b(?:threshold|cut[- ]?off|limit)\b"
-    rf"[\w\s'-]{{0,30}}?\s(?:is|of|=)\s+)?{_COMPARE}{_NUM}\s*(?P<unit>iu/ml|u/ml|ng/ml|"
+    rf"[\w\s'-]{{0,30}}?\s(?:is|of|=)\s+|"
+    # what makes a result positive: "FIT only counts as positive above 20"
+    r"(?:only\s+)?(?:counts?|is counted|is classed|classes|is read|reads) as "
+    rf"(?:positive|abnormal|raised|high|significant)\s+)?{_COMPARE}{_NUM}\s*(?P<unit>iu/ml|u/ml|ng/ml|"
     r"micrograms?/l(?:itre)?|µg/l|ug/l|g/l|g/dl|mmol/l|x ?10\^?9/l|µg/g|ug/g|micrograms? per gram)?",
     re.IGNORECASE,
 )
@@ -205,7 +213,10 @@ YOUNGEST_AGE_BOUND = 16
 #: below 10", "platelets over 400").
 _RESULT_BEFORE = re.compile(
     rf"\b({'|'.join(_TEST_WORDS.values())}|came back|result|level|count|score|reading|value)\b"
-    r"[^.?!,;]{0,12}$",
+    r"[^.?!,;]{0,12}$|"
+    # "FIT only counts as positive above 20": what makes a result positive is the test's cut-off
+    rf"\b({'|'.join(_TEST_WORDS.values())})\b[^.?!,;]{{0,12}}\b"
+    r"(counts?|counted|classed|classes|is|are|read) as (positive|abnormal|raised|high|significant)\s*$",
     re.IGNORECASE,
 )
 #: "only"/"just" earlier in the same clause makes an age the only one NG12 allows ("X only triggers
@@ -440,6 +451,8 @@ def claims(message: str) -> list[Claim]:
             verb_rule and int(value) >= YOUNGEST_AGE_BOUND
         ):
             continue  # "FIT came back below 10" (but "the FIT rule starts at 50" is an age)
+        if int(value) < YOUNGEST_AGE_BOUND and re.search(r"or more|\+|plus", m.group(0), re.I) and not named:
+            continue  # "4 or more": no NG12 age bound is that low, so it is a count (`_count_claims`)
         if int(value) < YOUNGEST_AGE_BOUND and len(named) == 1 and not m.group(0).lower().startswith("aged"):
             # "PSA 3.8, that's under 4": no NG12 age bound is that low, so it is the test's cut-off
             out.append(Claim("threshold", m.group(0).strip(), value, next(iter(named))))
@@ -551,7 +564,9 @@ _COUNT_CLAIM = re.compile(
 )
 #: A count that is the patient's: "she scored 4", "he has 5 or more moles", "that's 4 points".
 _PATIENT_COUNT = re.compile(
-    r"\b(scored|scores|has|had|have|got|gets|getting|with|his|her|their|pt'?s|patient'?s|came to|comes to|"
+    # "has 5 or more moles" is the patient's; "has to be 4 or more" is a rule
+    r"\b(scored|scores|has(?! to)|had(?! to)|have(?! to)|got(?! to)|gets|getting|with|his|her|their|pt'?s|"
+    r"patient'?s|came to|comes to|"
     r"adds up to|totals?|that'?s|it'?s|he'?s|she'?s|they'?re)\b[^.?!,;]{0,20}$",
     re.IGNORECASE,
 )
