@@ -321,7 +321,17 @@ def test_chat_with_citations_survives_a_reload(gp: Session) -> None:
     assert "age 55" in answer.locator(".clinical-summary").text_content()
     page.fill("#message", "What is the best antibiotic for a sore throat?")
     page.click("#ask-btn")
-    page.locator("#history .turn-assistant").nth(1).wait_for()
+    try:
+        page.wait_for_function(  # the answer, or the error the page shows instead
+            "() => document.querySelectorAll('#history .turn-assistant').length > 1"
+            " || document.querySelector('#chat-error').textContent.trim() !== ''"
+        )
+    except Exception as exc:
+        raise AssertionError(
+            f"busy={page.text_content('#chat-busy')!r} message={page.input_value('#message')!r} "
+            f"turns={page.locator('#history .turn').count()} btn_disabled={page.is_disabled('#ask-btn')}"
+        ) from exc
+    assert page.text_content("#chat-error").strip() == "", page.text_content("#chat-error")
     second = page.locator("#history .turn-assistant").nth(1).locator(".badge.grounding")
     assert second.get_attribute("data-grounding") in {"none", "out_of_scope"}
     gp.shot("chat")

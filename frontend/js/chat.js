@@ -10,6 +10,9 @@ const SESSION_KEY = "ng12-session";
 let sessionId = sessionStorage.getItem(SESSION_KEY);
 let sessions = [];
 let busy = false;
+// A new conversation being made: a question asked meanwhile waits for it, so the new conversation
+// never empties the history after the question's answer is shown (nor takes the question's turn).
+let creating = null;
 
 export function init() {
   $("#chat-form").addEventListener("submit", (e) => { e.preventDefault(); ask(); });
@@ -17,8 +20,11 @@ export function init() {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); ask(); }
   });
   $("#new-session").addEventListener("click", async () => {
-    try { await newSession(); renderTurns([]); await loadSessions(); $("#message").focus(); }
+    if (busy || creating) return;
+    creating = (async () => { await newSession(); renderTurns([]); })();
+    try { await creating; await loadSessions(); $("#message").focus(); }
     catch (err) { $("#chat-error").textContent = err.message; }
+    finally { creating = null; }
   });
 }
 
@@ -163,9 +169,11 @@ function answerBubble(t, extra) {
 }
 
 async function ask() {
-  const message = $("#message").value.trim();
-  if (!message || busy) return;
+  if (!$("#message").value.trim() || busy) return;
   busy = true;
+  if (creating) { try { await creating; } catch { /* the error is shown by the new-conversation button */ } }
+  const message = $("#message").value.trim();
+  if (!message) { busy = false; return; }
   $("#ask-btn").disabled = true;
   $("#chat-error").textContent = "";
   $("#chat-busy").textContent = "Searching NG12…";
