@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -61,3 +63,25 @@ def offline_client(make_client: Callable[..., TestClient]) -> Iterator[TestClien
     """Real Redis, retrieval on a closed port."""
     with make_client() as client:
         yield client
+
+
+@pytest.fixture
+def ready_client(make_client: Callable[..., TestClient], retrieval_addr: str) -> Iterator[TestClient]:
+    """Chat on a real retrieval server, sent traffic only once ready (the scope classifier fitted)."""
+    with make_client(retrieval_addr=retrieval_addr) as c:
+        deadline = time.monotonic() + 120
+        while c.get("/readyz").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        yield c
+
+
+def ask(client: TestClient, sid: str, message: str) -> dict[str, Any]:
+    """One chat turn; the reply must be a 200."""
+    reply = client.post("/chat", json={"session_id": sid, "message": message})
+    assert reply.status_code == 200, reply.text
+    body: dict[str, Any] = reply.json()
+    return body
+
+
+def cited(body: dict[str, Any]) -> list[str]:
+    return [str(c["recommendation_id"]) for c in body["citations"]]

@@ -6,9 +6,7 @@ file's own; the last tests go through chat with a real retrieval server and the 
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -20,6 +18,8 @@ from chat.premise import check, claims, definition_contradicted, stated_counts
 from chat.query import build
 from ng12_common.served_recommendations import ServedRecommendation
 from tests.support import served_recommendation
+
+from .conftest import ask, cited
 
 
 def rec(rid: str, text: str, criteria: dict[str, Any] | None = None) -> ServedRecommendation:
@@ -254,23 +254,8 @@ def test_a_claim_naming_nothing_of_its_own_follows_the_conversation() -> None:
 
 
 @pytest.fixture
-def client(make_client: Callable[..., TestClient], retrieval_addr: str) -> Iterator[TestClient]:
-    with make_client(retrieval_addr=retrieval_addr) as c:
-        deadline = time.monotonic() + 120  # traffic only once ready (the scope classifier is fitted)
-        while c.get("/readyz").status_code != 200 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        yield c
-
-
-def ask(client: TestClient, sid: str, message: str) -> dict[str, Any]:
-    reply = client.post("/chat", json={"session_id": sid, "message": message})
-    assert reply.status_code == 200, reply.text
-    body: dict[str, Any] = reply.json()
-    return body
-
-
-def cited(body: dict[str, Any]) -> list[str]:
-    return [str(c["recommendation_id"]) for c in body["citations"]]
+def client(ready_client: TestClient) -> TestClient:
+    return ready_client
 
 
 def test_phrasings_of_false_premises_through_chat(client: TestClient) -> None:

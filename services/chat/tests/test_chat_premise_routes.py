@@ -7,9 +7,8 @@ file's own; the last tests go through chat with a real retrieval server and the 
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -38,6 +37,8 @@ from ng12_common.criteria import (
 )
 from ng12_common.served_recommendations import ServedRecommendation
 from tests.support import served_recommendation
+
+from .conftest import ask, cited
 
 
 def rec(
@@ -219,23 +220,8 @@ def test_a_question_mark_against_a_word_is_suspected_not_a_clause_end() -> None:
 
 
 @pytest.fixture
-def client(make_client: Callable[..., TestClient], retrieval_addr: str) -> Iterator[TestClient]:
-    with make_client(retrieval_addr=retrieval_addr) as c:
-        deadline = time.monotonic() + 120  # traffic only once ready (the scope classifier is fitted)
-        while c.get("/readyz").status_code != 200 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        yield c
-
-
-def ask(client: TestClient, sid: str, message: str) -> dict[str, Any]:
-    reply = client.post("/chat", json={"session_id": sid, "message": message})
-    assert reply.status_code == 200, reply.text
-    body: dict[str, Any] = reply.json()
-    return body
-
-
-def cited(body: dict[str, Any]) -> list[str]:
-    return [c["recommendation_id"] for c in body["citations"]]
+def client(ready_client: TestClient) -> TestClient:
+    return ready_client
 
 
 def test_routes_ng12_gives_otherwise_are_contradicted_through_chat(client: TestClient) -> None:
