@@ -489,6 +489,8 @@ def _add_composed(
         # ("spleen not palpable, liver ..." is not "palpable liver")
         if any(h[2] not in generic and not re.search(r"[,;]", text[h[0] : h[1]]) for h in overlap):
             continue
+        if c.described_by_feel:  # "L breast 2cm hard, irregular lump": the lump it describes
+            overlap += [h for h in hits if h[2] == "lump" and h not in overlap]
         for h in overlap:
             hits.remove(h)
         if c.concept == NO_FINDING:

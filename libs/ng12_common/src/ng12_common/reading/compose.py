@@ -21,6 +21,8 @@ from importlib import resources
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from ng12_common.reading.clauses import stem
+
 _TOKEN = re.compile(r"[a-z0-9.]+|[,;]")
 _SIZE = re.compile(r"^\d+(\.\d+)?(cm|mm)$")
 _NUMBER = re.compile(r"^\d+(\.\d+)?$")
@@ -58,6 +60,9 @@ class _Group(BaseModel):
     source: str
     words: list[str]
     sites: dict[str, list[str]]
+    # read only when no other group composes anything in the clause; it names the generic noun
+    # it describes ("L breast 2cm hard, irregular lump": the breast lump, not a second lump)
+    described_by_feel: bool = False
 
 
 class EntryGroup(BaseModel):
@@ -133,6 +138,7 @@ class Composed:
     end: int
     concept: str
     negated: bool
+    described_by_feel: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,8 @@ class _Compiled:
     blockers: tuple[tuple[str, ...], ...]
     negators: tuple[tuple[str, ...], ...]
     generic: frozenset[str]
-    # (group index, words as token tuples, {site token tuple: concept})
-    groups: tuple[tuple[tuple[tuple[str, ...], ...], tuple[tuple[tuple[str, ...], str], ...]], ...]
+    # (words as token tuples, (site token tuple, concept) pairs, described by feel)
+    groups: tuple[tuple[tuple[tuple[str, ...], ...], tuple[tuple[tuple[str, ...], str], ...], bool], ...]
     first_tokens: frozenset[str]
 
 
@@ -151,7 +157,7 @@ def _compiled() -> _Compiled:
     data = _data()
 
     def toks(s: str) -> tuple[str, ...]:
-        return tuple(t for t in s.lower().split() if t not in _SKIP or len(s.split()) == 1)
+        return tuple(_word_form(t) for t in s.lower().split() if t not in _SKIP or len(s.split()) == 1)
 
     groups = []
     firsts: set[str] = set()
@@ -164,7 +170,7 @@ def _compiled() -> _Compiled:
                 reverse=True,
             )
         )
-        groups.append((words, sites))
+        groups.append((words, sites, g.described_by_feel))
         firsts.update(w[0] for w in words)
         firsts.update(s[0] for s, _c in sites)
     return _Compiled(
@@ -243,6 +249,18 @@ def _temporal_back(raw: list[tuple[int, int, str]], i: int) -> bool:
     return before in _BACK_AFTER_TIME or before in _BACK_AFTER_VERB or after in _BACK_BEFORE
 
 
+_BALL_BEFORE = frozenset(
+    {"golf", "tennis", "ping", "pong", "cricket", "squash", "marble", "foot", "football", "rugby"}
+)
+
+
+def _not_testis_ball(raw: list[tuple[int, int, str]], i: int) -> bool:
+    """ "ball" as a thing or the ball of a part ("ball of the foot", "like a golf ball"), not a testis."""
+    before = raw[i - 1][2] if i > 0 else ""
+    after = raw[i + 1][2] if i + 1 < len(raw) else ""
+    return before in _BALL_BEFORE or after == "of"
+
+
 def _tokens(text: str) -> list[tuple[int, int, str]]:
     """Tokens with character spans; "3 cm" and "3cm" become one "#cm" token; stop words dropped."""
     raw = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
@@ -256,6 +274,8 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
             continue
         if t == "back" and i + 1 < len(raw) and raw[i + 1][2] == "of":
             out.append((a, b, "back_of"))  # "the back of the knee" is the knee's, not the back
+        elif t in ("ball", "balls") and _not_testis_ball(raw, i):
+            out.append((a, b, "ball_thing"))  # "the ball of the foot", "like a golf ball": not the testis
         elif t == "back" and _temporal_back(raw, i):
             out.append((a, b, "back_when"))  # "2 months back", "came back", "back again": not the back
         elif _SIZE.match(t):
@@ -264,6 +284,21 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
             out.append((a, b, t))
         i += 1
     return out
+
+
+# Words compared as written, not by stem: their stem is another word's ("testes" and "tests" are
+# both "test"; "spotting" is light bleeding, not a "spot").
+_EXACT_ONLY = frozenset(
+    {"testes", "tests", "test", "spot", "spots", "spotting", "dress", "dressing", "dressings"}
+)
+
+
+def _word_form(token: str) -> str:
+    """The form a token is compared in: its Snowball stem ("bringing up" is "brings up", "lumps"
+    a "lump"), except the composition's own markers ("#cm", "back_of") and the words above."""
+    if token.startswith("#") or "_" in token or token in _EXACT_ONLY or not token.isalpha():
+        return token
+    return stem(token)
 
 
 def _find(seq: list[str], i: int, options: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
@@ -291,9 +326,9 @@ def compose(text: str) -> list[Composed]:
     """The composed findings of one normalised clause text, left to right, not overlapping."""
     data = _compiled()
     toks = _tokens(text)
-    if not any(t in data.first_tokens for *_x, t in toks):
+    if not any(_word_form(t) in data.first_tokens for *_x, t in toks):
         return []
-    words = [t for *_x, t in toks]
+    words = [_word_form(t) for *_x, t in toks]
     out: list[Composed] = []
     # clause pieces: token index ranges between breaks
     pieces: list[tuple[int, int]] = []
@@ -303,43 +338,63 @@ def compose(text: str) -> list[Composed]:
             pieces.append((start, i))
             start = i + 1
     pieces.append((start, len(words)))
-    for p0, p1 in pieces:
-        seq = words[p0:p1]
-        used: list[tuple[int, int]] = []
-        for gwords, gsites in data.groups:
-            heads = [(i, hit) for i in range(len(seq)) if (hit := _find(seq, i, gwords))]
-            sites = _longest(
-                [(i, s, c) for i in range(len(seq)) for s, c in gsites if tuple(seq[i : i + len(s)]) == s]
-            )
-            for hi, hw in heads:
-                # the nearest site that names a finding; a site with none of its own ("-") only when
-                # no such site is in reach ("blood when I wipe my bottom" is rectal bleeding)
-                best: tuple[tuple[bool, int], int, int, str] | None = None
-                for si, sw, concept in sites:
-                    lo, hi_end = min(hi, si), max(hi + len(hw), si + len(sw))
-                    gap = hi_end - lo - len(hw) - len(sw)
-                    if gap < 0 or gap > data.window:
-                        continue
-                    rank = (concept == NO_FINDING, abs(si - hi))
-                    if best is None or rank < best[0]:
-                        best = (rank, si, len(sw), concept)
-                if best is None:
-                    continue
-                _rank, si, sn, concept = best
-                lo, end = min(hi, si), max(hi + len(hw), si + sn)
-                if any(a < end and lo < b for a, b in used):
-                    continue
-                inner = seq[lo:end]
-                if _contains(inner, data.blockers) and not _contains(inner, data.negators):
-                    continue
-                used.append((lo, end))
-                out.append(
-                    Composed(
-                        start=toks[p0 + lo][0],
-                        end=toks[p0 + end - 1][1],
-                        concept=concept,
-                        negated=_contains(inner, data.negators),
-                    )
-                )
+    for fallback in (False, True):
+        if fallback and any(c.concept != NO_FINDING for c in out):
+            break
+        for p0, p1 in pieces:
+            _compose_piece(data, toks, words, p0, p1, fallback, out)
     out.sort(key=lambda c: c.start)
     return out
+
+
+def _compose_piece(
+    data: _Compiled,
+    toks: list[tuple[int, int, str]],
+    words: list[str],
+    p0: int,
+    p1: int,
+    fallback: bool,
+    out: list[Composed],
+) -> None:
+    """The compositions of one clause piece (tokens p0..p1) by the ordinary groups, or by the
+    fallback groups (a lump described by its size and feel)."""
+    seq = words[p0:p1]
+    used: list[tuple[int, int]] = []
+    for gwords, gsites, described in data.groups:
+        if described != fallback:
+            continue
+        heads = [(i, hit) for i in range(len(seq)) if (hit := _find(seq, i, gwords))]
+        sites = _longest(
+            [(i, s, c) for i in range(len(seq)) for s, c in gsites if tuple(seq[i : i + len(s)]) == s]
+        )
+        for hi, hw in heads:
+            # the nearest site that names a finding; a site with none of its own ("-") only when
+            # no such site is in reach ("blood when I wipe my bottom" is rectal bleeding)
+            best: tuple[tuple[bool, int], int, int, str] | None = None
+            for si, sw, concept in sites:
+                lo, hi_end = min(hi, si), max(hi + len(hw), si + len(sw))
+                gap = hi_end - lo - len(hw) - len(sw)
+                if gap < 0 or gap > data.window:
+                    continue
+                rank = (concept == NO_FINDING, abs(si - hi))
+                if best is None or rank < best[0]:
+                    best = (rank, si, len(sw), concept)
+            if best is None:
+                continue
+            _rank, si, sn, concept = best
+            lo, end = min(hi, si), max(hi + len(hw), si + sn)
+            if any(a < end and lo < b for a, b in used):
+                continue
+            inner = seq[lo:end]
+            if _contains(inner, data.blockers) and not _contains(inner, data.negators):
+                continue
+            used.append((lo, end))
+            out.append(
+                Composed(
+                    start=toks[p0 + lo][0],
+                    end=toks[p0 + end - 1][1],
+                    concept=concept,
+                    negated=_contains(inner, data.negators),
+                    described_by_feel=described,
+                )
+            )

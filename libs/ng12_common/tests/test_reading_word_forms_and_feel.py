@@ -1,0 +1,109 @@
+"""Reading round 8: compositions compared by word stem ("bringing up" is "brings up"); a lump
+described only by its size and feel ("L axilla 2cm hard"); the testes as "balls"; clothes or a belt
+gone loose; burning after food or behind the breastbone; pain on passing urine. Every clause is
+written for the test."""
+
+from __future__ import annotations
+
+import pytest
+
+from ng12_common.knowledge import LexiconEntry
+from ng12_common.lexicon_match import read_phrase
+from ng12_common.reading.compose import compose
+
+LEX = [
+    LexiconEntry(concept="haemoptysis", label="haemoptysis"),
+    LexiconEntry(concept="lump", label="lump", synonyms=["mass"]),
+    LexiconEntry(concept="breast_lump", label="breast lump"),
+    LexiconEntry(concept="axillary_lump", label="lump in the axilla"),
+    LexiconEntry(concept="neck_lump", label="lump in the neck"),
+    LexiconEntry(concept="cervical_lymphadenopathy", label="cervical lymphadenopathy"),
+    LexiconEntry(concept="non_painful_testicular_enlargement", label="non-painful enlargement of the testis"),
+    LexiconEntry(concept="weight_loss", label="weight loss"),
+    LexiconEntry(concept="dyspepsia", label="dyspepsia"),
+    LexiconEntry(concept="reflux", label="reflux"),
+    LexiconEntry(concept="dysuria", label="dysuria"),
+    LexiconEntry(concept="abdominal_mass", label="abdominal mass"),
+]
+
+
+def _concepts(clause: str) -> list[str]:
+    return sorted(m.concept + ("(absent)" if m.negated else "") for m in read_phrase(clause, LEX).matches)
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "been bringing up flecks of blood in the mornings",
+        "brought up blood streaked phlegm twice",
+        "coughed up bloody sputum",
+    ],
+)
+def test_a_composition_matches_other_forms_of_its_words(clause: str) -> None:
+    assert _concepts(clause) == ["haemoptysis"]
+
+
+def test_words_whose_stem_is_another_word_are_compared_as_written() -> None:
+    # "tests" shares the stem of "testes": a result is not a testis
+    assert compose("tests show it is bigger") == []
+
+
+@pytest.mark.parametrize(
+    ("clause", "concept"),
+    [
+        ("L axilla 2cm hard, NT", "axillary_lump"),
+        ("R lateral thigh: 4 cm firm, non-tender, feels fixed", "lump"),
+        ("R anterior triangle: 2 cm firm, mobile lump below the angle of the jaw", "neck_lump"),
+    ],
+)
+def test_a_lump_described_by_its_size_and_feel_is_a_lump_at_its_site(clause: str, concept: str) -> None:
+    assert _concepts(clause) == [concept]
+
+
+def test_the_described_lump_is_the_generic_lump_named_after_it() -> None:
+    assert _concepts("L breast UOQ: 2cm hard, irregular, non-tender lump") == ["breast_lump"]
+
+
+def test_a_size_and_feel_gives_way_to_a_composed_finding() -> None:
+    # the node at a site is already composed: the size and feel add nothing of their own
+    assert _concepts("1.5 cm hard node L neck") == ["cervical_lymphadenopathy"]
+
+
+def test_a_soft_swelling_measured_is_not_read_as_a_lump() -> None:
+    assert _concepts("R anterior shin: 2 cm soft, tender, bruised") == []
+
+
+def test_the_belly_of_a_muscle_is_not_the_abdomen() -> None:
+    assert "abdominal_mass" not in _concepts("R calf: 3.5 cm firm, deep mass within the muscle belly")
+
+
+@pytest.mark.parametrize("clause", ["one ball feels bigger than the other", "his left ball has got larger"])
+def test_a_ball_bigger_is_an_enlarged_testis(clause: str) -> None:
+    assert _concepts(clause) == ["non_painful_testicular_enlargement"]
+
+
+@pytest.mark.parametrize(
+    "clause", ["lump now bigger, like a golf ball", "swelling on the ball of the foot, bigger than last week"]
+)
+def test_a_ball_of_the_foot_or_a_golf_ball_is_not_a_testis(clause: str) -> None:
+    assert "non_painful_testicular_enlargement" not in _concepts(clause)
+
+
+@pytest.mark.parametrize(
+    "clause", ["had to put 2 new holes in his belt", "trousers hanging off him now", "her rings are looser"]
+)
+def test_clothes_or_a_belt_gone_loose_is_weight_loss(clause: str) -> None:
+    assert _concepts(clause) == ["weight_loss"]
+
+
+@pytest.mark.parametrize(
+    ("clause", "concept"),
+    [("burning after meals for 6 weeks", "dyspepsia"), ("burning behind his breastbone at night", "reflux")],
+)
+def test_burning_after_food_or_behind_the_breastbone(clause: str, concept: str) -> None:
+    assert _concepts(clause) == [concept]
+
+
+def test_pain_on_passing_urine_is_dysuria_and_can_be_absent() -> None:
+    assert _concepts("stinging when she wees") == ["dysuria"]
+    assert _concepts("no pain passing urine") == ["dysuria(absent)"]
