@@ -107,3 +107,51 @@ def test_burning_after_food_or_behind_the_breastbone(clause: str, concept: str) 
 def test_pain_on_passing_urine_is_dysuria_and_can_be_absent() -> None:
     assert _concepts("stinging when she wees") == ["dysuria"]
     assert _concepts("no pain passing urine") == ["dysuria(absent)"]
+
+
+LEX_MORE = [
+    LexiconEntry(concept="lower_urinary_tract_symptoms", label="lower urinary tract symptoms"),
+    LexiconEntry(
+        concept="newly_abnormal_central_neurological_function", label="central neurological function"
+    ),
+    LexiconEntry(concept="anal_ulceration", label="anal ulceration"),
+    LexiconEntry(concept="oral_ulceration", label="oral ulceration"),
+    LexiconEntry(concept="skin_lesion_suspicious_of_bcc", label="skin lesion suspicious of bcc"),
+    LexiconEntry(concept="hepatomegaly", label="hepatomegaly"),
+    LexiconEntry(concept="splenomegaly", label="splenomegaly"),
+]
+
+
+def _more(clause: str) -> list[str]:
+    return sorted(
+        m.concept + ("(absent)" if m.negated else "") for m in read_phrase(clause, LEX_MORE).matches
+    )
+
+
+@pytest.mark.parametrize("clause", ["stream slower than it was", "the flow is weak and stop start"])
+def test_a_slow_or_weak_stream_is_a_urinary_symptom(clause: str) -> None:
+    assert _more(clause) == ["lower_urinary_tract_symptoms"]
+
+
+def test_slurred_speech_in_other_words_is_central() -> None:
+    assert _more("friends say his speech is a bit slurred") == [
+        "newly_abnormal_central_neurological_function"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("clause", "concept"),
+    [
+        ("sore at his back passage that won't heal", "anal_ulceration"),
+        ("ulcer on the tongue not healing", "oral_ulceration"),
+        ("scab on top of my head that just won't heal", "skin_lesion_suspicious_of_bcc"),
+    ],
+)
+def test_a_sore_that_does_not_heal_at_a_site(clause: str, concept: str) -> None:
+    # "not" inside the finding word ("not healing") does not make it absent; "just" alone is emphasis
+    assert _more(clause) == [concept]
+
+
+def test_a_liver_just_palpable_is_still_not_hepatomegaly() -> None:
+    assert _more("liver just palpable") == []
+    assert _more("spleen not palpable") == ["splenomegaly(absent)"]

@@ -308,8 +308,15 @@ def _find(seq: list[str], i: int, options: tuple[tuple[str, ...], ...]) -> tuple
     return None
 
 
-def _contains(seq: list[str], phrases: tuple[tuple[str, ...], ...]) -> bool:
-    return any(_find(seq, i, phrases) for i in range(len(seq)))
+def _outside(
+    seq: list[str], lo: int, end: int, head: tuple[int, int], phrases: tuple[tuple[str, ...], ...]
+) -> bool:
+    """One of `phrases` occurs in seq[lo:end] other than wholly inside the head word's span."""
+    for i in range(lo, end):
+        hit = _find(seq[:end], i, phrases)
+        if hit and not (head[0] <= i and i + len(hit) <= head[1]):
+            return True
+    return False
 
 
 def _longest(sites: list[tuple[int, tuple[str, ...], str]]) -> list[tuple[int, tuple[str, ...], str]]:
@@ -385,16 +392,18 @@ def _compose_piece(
             lo, end = min(hi, si), max(hi + len(hw), si + sn)
             if any(a < end and lo < b for a, b in used):
                 continue
-            inner = seq[lo:end]
-            if _contains(inner, data.blockers) and not _contains(inner, data.negators):
+            # a blocker or negator counts unless it lies wholly inside the finding word ("not healing")
+            negated = _outside(seq, lo, end, (hi, hi + len(hw)), data.negators)
+            if _outside(seq, lo, end, (hi, hi + len(hw)), data.blockers) and not negated:
                 continue
-            used.append((lo, end))
+            if concept != NO_FINDING:  # a later group's finding may still name what "-" left unnamed
+                used.append((lo, end))
             out.append(
                 Composed(
                     start=toks[p0 + lo][0],
                     end=toks[p0 + end - 1][1],
                     concept=concept,
-                    negated=_contains(inner, data.negators),
+                    negated=negated,
                     described_by_feel=described,
                 )
             )
