@@ -101,13 +101,18 @@ def test_muscle_tenderness_of_the_back_is_read_as_not_used_by_ng12() -> None:
     [
         ("left testis larger than the right", "non_painful_testicular_enlargement"),
         ("ulcer on the glans that won't heal", "penile_ulceration"),
-        ("crusted spot on the nose that hasn't healed", "skin_lesion_suspicious_of_bcc"),
         ("reduced power down the left side of the body", "newly_abnormal_central_neurological_function"),
     ],
 )
 def test_a_finding_word_and_a_site_compose_the_finding(entry: str, concept: str) -> None:
     reading = _read(exam_findings=[entry])
     assert concept in reading.facts.symptoms, [f.model_dump() for f in reading.findings]
+
+
+def test_a_skin_sore_that_has_not_healed_stays_unread_for_review() -> None:
+    # NHS A-Z names a non-healing sore for both BCC (NG12 1.7.5) and SCC (1.7.4): the clinician decides
+    reading = _read(exam_findings=["crusted spot on the nose that hasn't healed"])
+    assert "skin_lesion_suspicious_of_bcc" not in reading.facts.symptoms and reading.unread
 
 
 def test_a_chest_xray_naming_a_malignancy_suggests_lung_cancer() -> None:
