@@ -42,7 +42,7 @@ eval-dev: $(STAMP) ## score the development cases in ../shared/eval-dev
 eval-blind: $(STAMP) ## the LOCKED blind sets through the gateway (score only when the work is done)
 	$(PY) bench/eval_blind.py --part locked2
 
-eval-blind-dev: $(STAMP) ## the development parts of the blind sets (dev to dev7), one line per case
+eval-blind-dev: $(STAMP) ## the development parts of the blind sets (dev to dev8), one line per case
 	$(PY) bench/eval_blind.py --part dev -v
 	$(PY) bench/eval_blind.py --part dev2 -v
 	$(PY) bench/eval_blind.py --part dev3 -v
@@ -50,6 +50,7 @@ eval-blind-dev: $(STAMP) ## the development parts of the blind sets (dev to dev7
 	$(PY) bench/eval_blind.py --part dev5 -v
 	$(PY) bench/eval_blind.py --part dev6 -v
 	$(PY) bench/eval_blind.py --part dev7 -v
+	$(PY) bench/eval_blind.py --part dev8 -v
 
 calibrate-tier3: $(STAMP) ## recalibrate the semantic tier's threshold (writes assessment/data/semantic_calibration.json)
 	$(PY) bench/calibrate_tier3.py --write

@@ -86,9 +86,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--part",
-        choices=["dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "locked", "locked2"],
+        choices=["dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "locked", "locked2"],
         default="locked2",
-        help="dev2-dev7: later development sets; locked2: the locked set in use (locked: retired)",
+        help="dev2-dev8: later development sets; locked2: the locked set in use (locked: retired)",
     )
     parser.add_argument("--only", choices=["assessment", "chat", "both"], default="both")
     parser.add_argument("--base-url", help="score a running gateway instead of starting the stack")

@@ -346,7 +346,8 @@ def compose(text: str) -> list[Composed]:
             start = i + 1
     pieces.append((start, len(words)))
     for fallback in (False, True):
-        if fallback and any(c.concept != NO_FINDING for c in out):
+        # the fallback groups describe a measured lump: only with a size, and nothing else composed
+        if fallback and ("#cm" not in words or any(c.concept != NO_FINDING for c in out)):
             break
         for p0, p1 in pieces:
             _compose_piece(data, toks, words, p0, p1, fallback, out)
