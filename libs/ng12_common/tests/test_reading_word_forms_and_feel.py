@@ -10,6 +10,8 @@ import pytest
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.lexicon_match import read_phrase
 from ng12_common.reading.compose import compose
+from ng12_common.reading.record import read_record
+from ng12_common.reading.sizes import comparison, size_statement
 
 LEX = [
     LexiconEntry(concept="haemoptysis", label="haemoptysis"),
@@ -163,3 +165,44 @@ def test_a_skin_sore_that_does_not_heal_is_left_for_the_clinician(clause: str) -
 def test_a_liver_just_palpable_is_still_not_hepatomegaly() -> None:
     assert _more("liver just palpable") == []
     assert _more("spleen not palpable") == ["splenomegaly(absent)"]
+
+
+@pytest.mark.parametrize(
+    ("text", "change"),
+    [
+        ("was like a pea now more like a grape", "grew"),
+        ("from the size of a 5p to a 50p", "grew"),
+        ("was a grape, now a pea", "changed"),
+        ("now the size of a walnut", None),
+        ("a pea and a grape", None),  # two objects not ordered in time
+    ],
+)
+def test_a_size_compared_with_objects_in_order(text: str, change: str | None) -> None:
+    assert comparison(text) == change
+
+
+def test_a_lump_that_went_from_one_object_to_a_larger_one_grew() -> None:
+    (lump,) = read_phrase("lump on thigh, was the size of a pea, now the size of a walnut", LEX).matches
+    assert lump.concept == "lump" and "increasing_in_size" in lump.modifiers
+
+
+@pytest.mark.parametrize(
+    ("clause", "only_size"),
+    [
+        ("now more like a golf ball", True),
+        ("was like a pea now a grape 5 weeks ago", True),
+        ("pea sized lump", False),
+    ],
+)
+def test_a_clause_that_only_gives_a_size_by_an_object(clause: str, only_size: bool) -> None:
+    assert size_statement(clause) is only_size
+
+
+def test_a_size_by_an_object_qualifies_the_finding_and_is_not_unread() -> None:
+    record = {
+        "age": 60,
+        "gender": "Male",
+        "symptoms": ["lump on his thigh", "says it is now more like a golf ball"],
+    }
+    reading = read_record(record, LEX)
+    assert reading.unread == [], [f.model_dump() for f in reading.findings]

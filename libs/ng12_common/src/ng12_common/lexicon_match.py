@@ -36,6 +36,7 @@ from ng12_common.knowledge import LexiconEntry
 from ng12_common.reading.clauses import PRONOUNS, stems
 from ng12_common.reading.compose import ARTICLES_AND_SIDES, NO_FINDING, compose, generic_concepts
 from ng12_common.reading.context import ContextStatus, default_rules
+from ng12_common.reading.sizes import comparison as size_comparison
 
 # Words dropped from both terms and text before matching (articles, pronouns and possessives, the
 # side, and counts of one: "both", "one", "single").
@@ -62,6 +63,11 @@ _GREW = (
     r"(?:twice|double|three times|treble) (?:the|its) size|doubled in size|grew|got larger|getting larger|"
     r"bigger than (?:before|it was|when)|larger than (?:before|it was|when)|size has increased"
 )
+# A lump's size compared with everyday objects in order ("was like a pea, now more like a grape")
+_SIZE_CHANGE: dict[str | None, set[str]] = {
+    "grew": {"increasing_in_size", "change_in_size"},
+    "changed": {"change_in_size"},
+}
 # Modifier cues: (modifier, pattern). Checked on the normalised segment text.
 _MODIFIER_CUES: list[tuple[str, re.Pattern[str]]] = [
     ("non_visible", re.compile(r"\b(non ?visible|not visible|invisible|microscopic|dipstick|urine dip)\b")),
@@ -424,6 +430,7 @@ def clause_cues(text: str) -> tuple[list[str], dict[str, float]]:
 
 def _modifiers(text: str) -> set[str]:
     found = {mod for mod, pat in _MODIFIER_CUES if pat.search(text)}
+    found |= _SIZE_CHANGE.get(size_comparison(text), set())
     if "non_visible" in found:
         found.discard("visible")
     if _LATERAL.search(text):
@@ -569,13 +576,17 @@ def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
         if not any(sj in seg_has for sj in range(si)):  # leading words qualify the first concept
             for sj in range(si):
                 mods |= _modifiers(text[segs[sj][0] : segs[sj][1]])
+        span_end = s1
         for sj in range(si + 1, len(segs)):  # trailing segments without a concept qualify it
             if sj in seg_has:
                 break
             tail = text[segs[sj][0] : segs[sj][1]]
+            span_end = segs[sj][1]
             mods |= _modifiers(tail)
             for k, v in _qualifiers(tail).items():
                 quals.setdefault(k, v)
+        # a size comparison across them ("was the size of a pea, now the size of a walnut")
+        mods |= _SIZE_CHANGE.get(size_comparison(text[s0:span_end]), set())
         context = "negated" if (start, end) in absent_spans else rules.status(before, after)
         if context is None and _continues_negated_list(text, negated_end, start, after):
             context = "negated"

@@ -57,6 +57,7 @@ from ng12_common.reading.context import ContextRules, default_rules
 from ng12_common.reading.explanations import RECURRENT, apply_explanations, stated_diagnosis
 from ng12_common.reading.labs import LabReading, new_onset_adjustments, read_inline, read_result
 from ng12_common.reading.normal_exam import names_only_examined_parts, normal_exam
+from ng12_common.reading.sizes import size_statement
 from ng12_common.reading.whole_record import lesion_features, neurological_course, post_menopausal_bleeding
 
 _FIELDS: tuple[RecordField, ...] = ("symptoms", "exam_findings", "history")
@@ -504,7 +505,8 @@ def _read_leftover(
             FindingRead(field=fld, entry=entry, clause=clause, status=shown_normal, evidence=stated)
         )
         return
-    if not is_clinical(clause, reading.clinical_words):
+    if not is_clinical(clause, reading.clinical_words) or size_statement(clause):
+        # a size given by an object ("now more like a golf ball") qualifies the finding before it
         reading.findings.append(FindingRead(field=fld, entry=entry, clause=clause, status="context"))
         return
     diagnosis = stated_diagnosis(clause, reading.clinical_words - site_stems())
