@@ -33,10 +33,11 @@ from pydantic import BaseModel, Field
 
 from ng12_common.criteria import PatientFacts, SymptomFact
 from ng12_common.knowledge import LexiconEntry
-from ng12_common.reading.clauses import PRONOUNS, stems
+from ng12_common.reading.clauses import PRONOUNS, clinical_words, stems
 from ng12_common.reading.compose import ARTICLES_AND_SIDES, NO_FINDING, compose, generic_concepts
 from ng12_common.reading.context import ContextStatus, default_rules
 from ng12_common.reading.sizes import comparison as size_comparison
+from ng12_common.reading.spelling import Speller
 
 # Words dropped from both terms and text before matching (articles, pronouns and possessives, the
 # side, and counts of one: "both", "one", "single").
@@ -268,6 +269,8 @@ class _Index:
                 if norm and norm not in terms:
                     terms[norm] = (e.concept, e.kind, tier)
         self.terms = terms
+        # typing slips are corrected towards the lexicon's and the clinical word list's words
+        self.speller = Speller(frozenset(w for t in terms for w in t.split()) | clinical_words())
         self.kinds: dict[str, str] = {e.concept: e.kind for e in lexicon}
         self.labels = {e.concept: e.label for e in lexicon}
         self.by_first: dict[str, list[str]] = {}
@@ -537,6 +540,7 @@ def read_phrase(phrase: str, lexicon: Sequence[LexiconEntry]) -> PhraseReading:
     idx = _index(lexicon)
     rules = default_rules()
     text = rewrite_shorthand(normalise_phrase(phrase, keep_stop_words=True))
+    text, _slips = idx.speller.correct(text)  # "breathles" is "breathless" (reading.spelling)
     hits: list[tuple[int, int, str, str, MatchTier]] = []
     for m in idx.finditer(text):
         concept, kind, tier = idx.lookup(m.group(0))

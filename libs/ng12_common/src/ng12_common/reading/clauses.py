@@ -53,6 +53,14 @@ def _data(name: str) -> object:
 
 
 @lru_cache(maxsize=1)
+def clinical_words() -> frozenset[str]:
+    """The words of data/clinical_words.yaml (a typing slip is corrected towards them too)."""
+    data = _data("clinical_words.yaml")
+    assert isinstance(data, dict)
+    return frozenset(w.lower() for w in [*data["words"], *data["more"]])
+
+
+@lru_cache(maxsize=1)
 def _clinical_stems() -> frozenset[str]:
     data = _data("clinical_words.yaml")
     assert isinstance(data, dict)
