@@ -206,3 +206,15 @@ def test_a_size_by_an_object_qualifies_the_finding_and_is_not_unread() -> None:
     }
     reading = read_record(record, LEX)
     assert reading.unread == [], [f.model_dump() for f in reading.findings]
+
+
+def test_a_report_said_to_be_back_or_a_test_arranged_is_not_an_unread_finding() -> None:
+    record = {
+        "age": 60,
+        "gender": "Male",
+        "symptoms": ["lump on his thigh, scan arranged last visit", "report is back, see results"],
+    }
+    reading = read_record(record, LEX)
+    assert reading.unread == [] and "lump" in reading.facts.symptoms, [
+        f.model_dump() for f in reading.findings
+    ]
