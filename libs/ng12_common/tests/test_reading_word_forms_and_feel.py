@@ -218,3 +218,12 @@ def test_a_report_said_to_be_back_or_a_test_arranged_is_not_an_unread_finding() 
     assert reading.unread == [] and "lump" in reading.facts.symptoms, [
         f.model_dump() for f in reading.findings
     ]
+
+
+@pytest.mark.parametrize("clause", ["L arm + leg 4/5 power", "r arm leg weak"])
+def test_an_arm_and_leg_weak_or_graded_below_five_is_one_sided_weakness(clause: str) -> None:
+    assert _more(clause) == ["newly_abnormal_central_neurological_function"]
+
+
+def test_arms_and_legs_weak_is_not_one_side() -> None:
+    assert _more("arms and legs feel weak") == []

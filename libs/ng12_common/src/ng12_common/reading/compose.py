@@ -287,9 +287,10 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
 
 
 # Words compared as written, not by stem: their stem is another word's ("testes" and "tests" are
-# both "test"; "spotting" is light bleeding, not a "spot").
+# both "test"; "spotting" is light bleeding, not a "spot"; "arms and legs" weak is both sides,
+# not one arm and leg).
 _EXACT_ONLY = frozenset(
-    {"testes", "tests", "test", "spot", "spots", "spotting", "dress", "dressing", "dressings"}
+    {"testes", "tests", "test", "spot", "spots", "spotting", "dress", "dressing", "dressings", "arms", "legs"}
 )
 
 
