@@ -1,0 +1,607 @@
+"""A structured claim model: what a message claims NG12 says, as (subject, attribute, value, polarity).
+
+`chat.premise` reads claims by their numbers and words (a threshold, an age, an interval, a route,
+a test) and looks for those words in NG12's text. Some claims have none of NG12's words to look
+for: they claim a *property* of a set of recommendations. This module reads those as one
+structure and checks each attribute against the recommendations themselves:
+
+- `sex`: the recommendations are for one sex only ("the breast recs are for women"); checked
+  against each subject recommendation's population (NG12 says "people", or "women"/"men").
+- `prerequisite`: a test must come before a referral ("I need a CA125 back before I can 2WW");
+  a referral recommendation on the findings that does not name the test refers without it.
+- `order`: one test before another ("CT first, MRI only if the CT is clear"); only a
+  recommendation naming the second test with a condition on the first makes it ("If serum CA125
+  is 35 IU/ml or greater, arrange an ultrasound scan").
+- `group`: a cut-off or rule for a population group ("a lower PSA cut-off for Black men"); some
+  recommendation on the test or topic must name the group.
+- `timeframe`: how soon an outcome follows a route ("he'll have his diagnosis within 2 weeks");
+  NG12's definition of the route decides ("diagnosis or ruling out of cancer within 28 days").
+- `count`: one finding is enough ("any single symptom off the list is enough"); a
+  recommendation stating "2 or more" is evaluated for the patient described with one finding.
+- `age_scope`: all the recommendations on a topic have an age floor ("head and neck recs are all
+  45+"); each subject recommendation's lowest age.
+- `route`: a test NG12 gives the findings straight away ("straight to CT for weight loss"), or a
+  route it does not give them ("he doesn't need a 2WW"); the criteria engine, for the patient
+  described.
+
+The subject is the cancer sites or section the claim names ("breast", "head and neck", "the
+lung list": `subject_recs`), else the recommendations on the findings named, else those search
+found. Polarity is False for a negated claim ("doesn't need a 2WW"). A claim NG12 does not make
+is contradicted and answered with what NG12 does say (`StructuredVerdict.quoted`).
+
+Every pattern below is about how such claims are phrased (a restriction "are for women", a
+prerequisite "before I can refer", an order "X first, then Y"), never a particular question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from chat.premise import ROUTE_ACTIONS, TESTS, asserts_guideline, claimed_text
+from ng12_common.criteria import AtLeast, Symptom, iter_nodes
+from ng12_common.served_recommendations import ServedRecommendation
+
+Attribute = Literal["sex", "prerequisite", "order", "group", "timeframe", "count", "age_scope", "route"]
+
+
+@dataclass(frozen=True)
+class StructuredClaim:
+    attribute: Attribute
+    text: str  # as the user wrote it
+    value: str  # "female", "ca125", "mri", "black", "2 week", "1", "45", "suspected cancer pathway", "ct"
+    subject: tuple[str, ...] = ()  # the cancer sites or sections the claim names ("breast")
+    polarity: bool = True  # False: the claim denies it ("he doesn't need a 2WW")
+    before: str = ""  # order: the test claimed first (value is the one claimed after it)
+    event: str = ""  # timeframe: the outcome claimed ("diagnosis")
+
+
+@dataclass
+class StructuredVerdict:
+    claim: StructuredClaim
+    quoted: list[ServedRecommendation] = field(default_factory=list)
+    define: list[str] = field(default_factory=list)  # NG12 terms whose definitions settle it
+
+
+#: Which recommendations a patient meets: (symptoms, age, smoking, ids) -> the ids met.
+MetFor = Callable[[tuple[str, ...], int | None, str | None, tuple[str, ...]], frozenset[str]]
+
+# --- the words claims are made of -------------------------------------------------------------------
+#: Tests as a GP writes them (scans and measured tests) -> the key of `chat.premise.TESTS`.
+_TEST_WORDS: dict[str, str] = {
+    "ct": r"ct(?: scan| head| chest| abdo\w*)?|computed tomography",
+    "mri": r"mri(?: scan| head| brain)?",
+    "x-ray": r"(?:chest )?x-?ray|cxr",
+    "ultrasound": r"ultrasound(?: scan)?|uss|us scan",
+    "endoscopy": r"(?:upper gi )?endoscopy|ogd|gastroscopy",
+    "colonoscopy": r"colonoscopy",
+    "biopsy": r"biopsy",
+    "ca125": r"ca[- ]?125",
+    "psa": r"psa",
+    "fit": r"q?fit(?: test)?|faecal immunochemical test",
+    "full blood count": r"full blood count|fbc|bloods",
+    "dermoscopy": r"dermoscopy",
+}
+_TEST = "|".join(f"(?:{p})" for p in _TEST_WORDS.values())
+#: A referral, as a GP writes it.
+_REFER = (
+    r"2 ?ww|two[- ]week[- ]wait|suspected cancer pathway(?: referral)?|refer\w*|urgent referral|"
+    r"send (?:her|him|them|the patient)|fast[- ]?track"
+)
+_SEX_WORD = r"women|woman|females?|ladies|men|males?"
+_SITE_ALIASES = {
+    "gynae": "gynaecological",
+    "gyn": "gynaecological",
+    "bowel": "colorectal",
+    "lower gi": "lower gastrointestinal tract",
+    "upper gi": "upper gastrointestinal tract",
+    "urology": "urological",
+    "h&n": "head and neck",
+    "head & neck": "head and neck",
+    "ent": "head and neck",
+    "haem": "haematological",
+    "haematology": "haematological",
+    "skin": "skin",
+    "chest": "lung",
+    "cns": "brain",
+    "paeds": "childhood",
+}
+
+
+def _key(word: str) -> str | None:
+    w = word.lower().strip()
+    return next((k for k, p in _TEST_WORDS.items() if re.fullmatch(p, w, re.IGNORECASE)), None)
+
+
+def _sex(word: str) -> str:
+    return "male" if re.fullmatch(r"men|man|males?", word, re.IGNORECASE) else "female"
+
+
+# --- reading ------------------------------------------------------------------------------------------
+#: A restriction to one sex: "the breast recs are (only) for women", "women-only", "men don't qualify".
+_SEX_CLAIM = re.compile(
+    r"\b(?:recs?|recommendations?|criteria|guidance|rules?|pathways?|referrals?|2ww|sections?|advice|ones)\b"
+    rf"[^.?!]{{0,25}}?\b(?:are|is|'re|apply|applies)\s+(?:(?:only|just|all|solely)\s+)?(?:for|to|about)\s+"
+    rf"(?:(?:only|just)\s+)?(?P<a>{_SEX_WORD})\b|"
+    rf"\b(?P<b>{_SEX_WORD})[- ]only\b|"
+    rf"\b(?:only|just|solely)\s+(?:for|applies to|apply to|covers?|about)\s+(?P<c>{_SEX_WORD})\b|"
+    rf"\b(?P<d>{_SEX_WORD})\s+(?:don'?t|do not|can'?t|cannot|won'?t|wouldn'?t|aren'?t)\s+"
+    r"(?:qualify|count|meet|get|be referred|apply|covered|included)\b|"
+    rf"\b(?:doesn'?t|does not|don'?t|do not)\s+(?:apply|count)\s+(?:to|for)\s+(?P<e>{_SEX_WORD})\b|"
+    rf"\b(?:a|the)\s+(?P<f>man|male)\b[^.?!]{{0,40}}\b(?:doesn'?t|does not|can'?t|cannot|won'?t)\s+"
+    r"(?:qualify|count|meet)\b",
+    re.IGNORECASE,
+)
+#: A test claimed to be needed before a referral: "I need a CA125 back before I can 2WW", "FIT must
+#: be done before referral", "can't refer without a FIT", "only refer once the ultrasound is back".
+_PREREQUISITE = re.compile(
+    r"\b(?:need|needs|needed|have to|has to|had to|must|should|got to|gotta|requires?|required to|"
+    r"supposed to)\s+(?:to\s+)?(?:get|have|do|send|check|arrange|organise|order|request|wait for|see)?\s*"
+    rf"(?:an?\s+|the\s+|her\s+|his\s+|their\s+)?(?P<a>{_TEST})\b(?:\s+(?:test|result|level|scan|done|back|"
+    r"first|checked|results|reported))*\s+(?:before|prior to|ahead of)\b"
+    rf"[^.?!]{{0,40}}?\b(?:{_REFER})\b|"
+    rf"\b(?P<b>{_TEST})\b(?:\s+(?:test|result|level|scan))?\s+"
+    r"(?:must|has to|needs? to|should|have to|is to)\s+"
+    r"be\s+(?:done|back|checked|available|performed|arranged|requested|normal|abnormal|raised)\s+"
+    rf"(?:first\s+)?(?:before|prior to|ahead of)\b[^.?!]{{0,40}}?\b(?:{_REFER})\b|"
+    rf"\b(?:can'?t|cannot|can not|shouldn'?t|should not|mustn'?t|unable to|not allowed to)\s+(?:{_REFER})\b"
+    rf"[^.?!]{{0,30}}?\b(?:without|until|unless|before)\s+(?:an?\s+|the\s+|her\s+|his\s+)?(?P<c>{_TEST})\b|"
+    rf"\b(?:only|just)\s+(?:{_REFER})\b[^.?!]{{0,25}}?\b(?:after|once|when)\s+(?:an?\s+|the\s+|her\s+|his\s+)?"
+    rf"(?P<d>{_TEST})\b|"
+    rf"\b(?P<e>{_TEST})\b\s+(?:is|are)\s+(?:a\s+)?(?:pre-?requisite|prerequisite|required|mandatory|needed)\s+"
+    rf"(?:for|before)\s+(?:an?\s+|the\s+)?(?:{_REFER})\b",
+    re.IGNORECASE,
+)
+#: One test claimed before another: "CT first, then MRI", "X-ray before ultrasound", "MRI only if the
+#: CT is clear", "start with a CT then MRI".
+_ORDER = re.compile(
+    rf"\b(?P<a>{_TEST})\b[^.?!]{{0,25}}?\b(?:first|initially|1st)\b[^.?!]{{0,20}}?"
+    rf"(?:\bthen\b|\band then\b|\bfollowed by\b|\bbefore\b|,|;|-)\s*(?:\w+\s+){{0,3}}?(?P<b>{_TEST})\b|"
+    rf"\b(?P<a2>{_TEST})\b\s+(?:scan\s+|test\s+)?(?:before|prior to|ahead of|then)\s+"
+    r"(?:an?\s+|the\s+|any\s+)?"
+    rf"(?P<b2>{_TEST})\b|"
+    rf"\b(?P<b3>{_TEST})\b[^.?!]{{0,20}}?\b(?:only|just)\s+(?:if|when|after|once)\s+(?:the\s+|an?\s+)?"
+    rf"(?P<a3>{_TEST})\b|"
+    rf"\bstart (?:with|by doing) (?:an?\s+|the\s+)?(?P<a4>{_TEST})\b[^.?!]{{0,30}}?\bthen\s+"
+    r"(?:an?\s+|the\s+)?"
+    rf"(?P<b4>{_TEST})\b",
+    re.IGNORECASE,
+)
+#: Population groups NG12 might be claimed to treat apart (ethnic groups, conditions, smokers).
+_GROUP = (
+    r"black|african[- ]caribbean|afro[- ]caribbean|african|caribbean|south asian|asian|chinese|white|"
+    r"caucasian|hispanic|ethnic minorit(?:y|ies)|bame|jewish|ashkenazi|diabetics?|pregnant women|"
+    r"smokers|non-smokers|obese (?:people|patients)|transgender (?:people|patients|women|men)"
+)
+_PEOPLE = r"(?:\s+(?:men|women|people|patients|pts|males|females))?"
+_CUTOFF = r"cut[- ]?offs?|thresholds?|age (?:limit|threshold|cut-?off)s?|criteria|limits?|values?|ranges?"
+#: A cut-off or rule claimed for a group: "a lower PSA cut-off for Black men", "for Black men the
+#: threshold is lower", "an ethnicity-adjusted PSA".
+_GROUP_CLAIM = re.compile(
+    r"\b(?:lower|higher|different|separate|own|special|adjusted|reduced|specific|stricter|lower age)\s+"
+    rf"(?:\w+\s+){{0,2}}?(?:{_CUTOFF})\s+(?:for|in)\s+(?:\w+\s+)??(?P<a>{_GROUP})\b{_PEOPLE}|"
+    rf"\b(?:for|in)\s+(?P<b>{_GROUP})\b[^.?!]{{0,40}}?\b(?:{_CUTOFF})\b[^.?!]{{0,20}}?\b(?:is|are)\s+"
+    r"(?:lower|higher|different|reduced)\b|"
+    rf"\b(?P<c>{_GROUP})[- ](?:specific|adjusted)\b|\b(?P<d>ethnicity|race)[- ](?:adjusted|specific|based)\b",
+    re.IGNORECASE,
+)
+#: How soon an outcome follows: "he'll have his diagnosis within 2 weeks", "cancer ruled out in 14 days".
+_EVENT = re.compile(
+    r"\b(?P<event>diagnos(?:is|ed|e)|ruled out|rule (?:it )?out|confirmed or (?:excluded|ruled out))\b"
+    r"[^.?!]{0,25}?\b(?:within|in|by|inside|after)\s+(?P<n>\d+|one|two|three|four|six|a)\s*"
+    r"(?P<span>days?|weeks?|wks?|months?)\b|"
+    r"\b(?:within|in|by|inside)\s+(?P<n2>\d+|one|two|three|four|six|a)\s*(?P<span2>days?|weeks?|wks?|months?)\b"
+    r"[^.?!]{0,25}?\b(?P<event2>diagnos(?:is|ed|e)|ruled out)\b",
+    re.IGNORECASE,
+)
+#: One finding claimed to be enough: "any single symptom is enough", "just one of them qualifies".
+_SINGLE = re.compile(
+    r"\b(?:any single|a single|any one|just one|only one|one|1|any)\s+(?:single\s+)?"
+    r"(?:symptom|sign|finding|feature|thing|item|criterion|"
+    r"of (?:them|these|those|the (?:symptoms|list|criteria)))"
+    r"\b[^.?!]{0,40}?\b(?:is|are|'s|would be|will be|will do|should be)\s+"
+    r"(?:enough|sufficient|adequate|fine)\b|"
+    r"\b(?:only|just)\s+(?:need|needs|require|requires)\s+(?:one|1|a single)\s+(?:symptom|sign|finding|of)\b|"
+    r"\b(?:one|1|a single)\s+(?:symptom|sign|finding)\s+(?:alone|on its own|by itself)\s+"
+    r"(?:is enough|qualifies|counts|triggers|will do)\b",
+    re.IGNORECASE,
+)
+#: An age floor claimed for all the recommendations on a topic: "head and neck recs are all 45+",
+#: "all the recommendations are for 45 and over", "the lung criteria only apply from 40".
+_AGE_SCOPE = re.compile(
+    r"\b(?:recs?|recommendations?|criteria|pathways?|referrals?|rules?)\b[^.?!]{0,20}?\b(?:are|is|'re|were|was)\s+"
+    r"(?:(?:all|only|just|always)\s+)(?:for\s+)?(?:people\s+|patients\s+)?(?:aged\s+|over\s+|above\s+)?"
+    r"(?P<a>\d{2})\s*(?:\+|and over|or over|plus|and above|or older|s)?(?!\s*(?:mm|cm|kg|%|weeks?|days?))|"
+    r"\ball (?:the |of the )?(?:[\w&]+\s+){0,3}?(?:recs?|recommendations?|criteria)\s+(?:are\s+)?(?:for\s+)?"
+    r"(?:people\s+)?(?:aged\s+|over\s+)?(?P<b>\d{2})\s*(?:\+|and over|or over|plus|and above|or older)|"
+    r"\b(?:recs?|recommendations?|criteria)\b[^.?!]{0,20}?\b(?:only|all)\s+(?:apply|applies|start|kick in)\s+"
+    r"(?:to|from|at)\s+(?:people\s+)?(?:aged\s+|over\s+)?(?P<c>\d{2})\b",
+    re.IGNORECASE,
+)
+#: A test claimed as what NG12 does straight away for the findings: "straight to CT for weight loss".
+_DIRECT_TEST = re.compile(
+    rf"\b(?:straight|directly|direct|go straight|first[- ]line|just)\s+(?:to\s+|for\s+)?(?:an?\s+|the\s+)?"
+    rf"(?P<a>{_TEST})\b",
+    re.IGNORECASE,
+)
+#: A route denied for the patient: "he doesn't need a 2WW", "no need to 2WW her", "not a 2WW".
+_NO_ROUTE = re.compile(
+    r"\b(?:doesn'?t|does not|don'?t|do not|won'?t|wouldn'?t|shouldn'?t|needn'?t|isn'?t|is not|not)\s+"
+    r"(?:need|needs|require|requires|warrant|warrants|qualify for|justify|merit)\s+(?:an?\s+|the\s+)?"
+    r"(?:urgent\s+)?(?P<a>2 ?ww|two[- ]week[- ]wait|suspected cancer pathway(?: referral)?)\b|"
+    r"\bno need (?:to|for)\s+(?:an?\s+|the\s+)?(?P<b>2 ?ww|two[- ]week[- ]wait|suspected cancer pathway)\b|"
+    r"\b(?:not|isn'?t|is not)\s+(?:an?\s+)?(?P<c>2 ?ww|suspected cancer pathway)\s+"
+    r"(?:case|candidate|referral|job)\b",
+    re.IGNORECASE,
+)
+_SMOKER = re.compile(
+    r"\b(?P<never>never smoked|non-?smoker|nonsmoker|doesn'?t smoke|does not smoke|never a smoker)\b|"
+    r"\b(?P<ex>ex-?smoker|former smoker|quit smoking|stopped smoking|used to smoke)\b|"
+    r"\b(?P<current>smoker|smokes|smoking)\b",
+    re.IGNORECASE,
+)
+
+
+def smoking(message: str) -> str | None:
+    """The patient's smoking status the message gives ("never smoked": never)."""
+    m = _SMOKER.search(message)
+    if m is None:
+        return None
+    return "never" if m.group("never") else "ex" if m.group("ex") else "current"
+
+
+def _subject(text: str, sites: Iterable[str]) -> tuple[str, ...]:
+    """The cancer sites or sections a claim names ("breast recs", "head and neck recs", "the lung list")."""
+    low = text.lower()
+    found = [s for s in sites if re.search(rf"\b{re.escape(s)}\b", low)]
+    found += [v for k, v in _SITE_ALIASES.items() if re.search(rf"(?<![\w&]){re.escape(k)}(?![\w&])", low)]
+    return tuple(dict.fromkeys(found))
+
+
+def site_words(recs: Iterable[ServedRecommendation]) -> set[str]:
+    """NG12's sites and section names, as words a claim names them by ("breast", "head and neck")."""
+    out: set[str] = set()
+    for r in recs:
+        if r.cancer_site and r.cancer_site != "non-site-specific":
+            out.add(r.cancer_site.lower())
+        title = re.sub(r"\s+cancers?$", "", r.section_title.lower()).strip()
+        if title and title not in ("non-site-specific symptoms", "safety netting", "the diagnostic process"):
+            out.add(title)
+    return out
+
+
+def read(message: str, sites: Iterable[str] = ()) -> list[StructuredClaim]:
+    """The structured claims a message makes about NG12 (empty unless it asserts something as
+    NG12's). An outcome's timeframe is read in the writer's conclusion too ("so he'll have his
+    diagnosis within 2 weeks, right?" asks for it to be confirmed); the rest only in what is
+    asserted (`chat.premise.claimed_text`)."""
+    sites = tuple(sites)
+    if not asserts_guideline(message):
+        # a statement about "the recommendations" is about NG12's, asked as a question or not ("the
+        # breast recommendations are only for women, so a man doesn't qualify?"); a question that
+        # asks it ("are the breast recs only for women?") has no such statement
+        stated = [c for c in _about_recommendations(message, sites) if _RECS_WORD.search(c.text)]
+        # a test said to be needed before a referral states a rule ("she needs a CA125 before I
+        # can 2WW her"), unless it is asked ("do I need a CA125 before ...?")
+        stated = [c for c in stated if not _QUESTION_START.match(c.text)]
+        return stated + _prerequisites(message, stated_only=True)
+    text = claimed_text(message)
+    out = _about_recommendations(text, sites)
+    out += _prerequisites(text)
+    for m in _ORDER.finditer(text):
+        first = next((m.group(g) for g in ("a", "a2", "a3", "a4") if m.group(g)), "")
+        then = next((m.group(g) for g in ("b", "b2", "b3", "b4") if m.group(g)), "")
+        a, b = _key(first), _key(then)
+        if a and b and a != b:
+            out.append(StructuredClaim("order", m.group(0).strip(), b, before=a))
+    for m in _GROUP_CLAIM.finditer(text):
+        group = next(g for g in m.groups() if g).lower()
+        out.append(StructuredClaim("group", m.group(0).strip(), group))
+    for m in _EVENT.finditer(message):
+        n = m.group("n") or m.group("n2")
+        span = (m.group("span") or m.group("span2")).lower()
+        number = {"one": "1", "two": "2", "three": "3", "four": "4", "six": "6", "a": "1"}.get(n.lower(), n)
+        unit = {"wk": "week"}.get(span.rstrip("s"), span.rstrip("s"))
+        if asserts_guideline(_sentence_of(message, m.start())):
+            out.append(
+                StructuredClaim("timeframe", m.group(0).strip(), f"{number} {unit}", event="diagnosis")
+            )
+    for m in _SINGLE.finditer(text):
+        rest = text[m.end() : m.end() + 60]
+        out.append(StructuredClaim("count", m.group(0).strip(), "1", _subject(f"{m.group(0)} {rest}", sites)))
+    for m in _DIRECT_TEST.finditer(text):
+        key = _key(m.group("a"))
+        if key is not None:
+            out.append(StructuredClaim("route", m.group(0).strip(), key))
+    for m in _NO_ROUTE.finditer(text):
+        out.append(StructuredClaim("route", m.group(0).strip(), "suspected cancer pathway", polarity=False))
+    return out
+
+
+#: A clause that asks: "- do I need a FIT first ...", "should we have a CA125 before ...".
+_ASKED = re.compile(
+    r"\b(?:do|does|did|should|must|would|will|can|could|have|has|is|are)\s+"
+    r"(?:i|we|you|she|he|they|it|the patient|my patient|the pt|pt)\s+(?:still\s+|really\s+|always\s+)?$",
+    re.IGNORECASE,
+)
+_RECS_WORD = re.compile(r"\b(?:recs?|recommendations?|criteria|guidance|pathways?)\b", re.IGNORECASE)
+#: A sentence that asks rather than states: "are the breast recs only for women?".
+_QUESTION_START = re.compile(
+    r"(?:are|is|do|does|did|can|could|should|would|will|what|which|when|how|why)\b", re.I
+)
+
+
+def _about_recommendations(text: str, sites: tuple[str, ...]) -> list[StructuredClaim]:
+    """Claims about NG12's recommendations as such: a sex or an age floor they are said to have
+    ("the breast recs are for women", "head and neck recs are all 45+"), each with the sentence's
+    start (to tell a statement from a question) and the sites it names."""
+    out: list[StructuredClaim] = []
+    for m in _SEX_CLAIM.finditer(text):
+        word = next(g for g in m.groups() if g)
+        restricted = _sex(word)
+        if m.group("d") or m.group("e") or m.group("f"):  # "men don't qualify": for women only
+            restricted = "female" if restricted == "male" else "male"
+        out.append(_with_clause("sex", text, m, restricted, sites))
+    for m in _AGE_SCOPE.finditer(text):
+        age = next(g for g in m.groups() if g)
+        if 16 <= int(age) <= 90:
+            out.append(_with_clause("age_scope", text, m, age, sites))
+    return out
+
+
+def _prerequisites(text: str, stated_only: bool = False) -> list[StructuredClaim]:
+    """Tests claimed to be needed before a referral (`stated_only`: not in a sentence that asks)."""
+    out: list[StructuredClaim] = []
+    for m in _PREREQUISITE.finditer(text):
+        if stated_only and (
+            _QUESTION_START.match(_sentence_of(text, m.start()).strip()) or _ASKED.search(text[: m.start()])
+        ):
+            continue
+        key = _key(next(g for g in m.groups() if g))
+        if key is not None:
+            out.append(StructuredClaim("prerequisite", m.group(0).strip(), key))
+    return out
+
+
+def _with_clause(
+    attribute: Attribute, text: str, m: re.Match[str], value: str, sites: tuple[str, ...]
+) -> StructuredClaim:
+    """The claim with the words of its clause before it that name what it is about ("NG12's breast
+    recs are for women"), and the sites they name."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".?!;,") + 1
+    clause = text[start : m.end()].strip()
+    return StructuredClaim(attribute, clause, value, _subject(clause, sites))
+
+
+def _sentence_of(message: str, at: int) -> str:
+    start = max(message.rfind(c, 0, at) for c in ".?!") + 1
+    ends = [i for i in (message.find(c, at) for c in ".?!") if i >= 0]
+    return message[start : (min(ends) + 1) if ends else len(message)]
+
+
+# --- checking -----------------------------------------------------------------------------------------
+
+
+def subject_recs(
+    claim: StructuredClaim,
+    every: list[ServedRecommendation],
+    for_symptoms: list[ServedRecommendation],
+    retrieved: list[ServedRecommendation],
+) -> list[ServedRecommendation]:
+    """The recommendations a claim is about: those of the sites or sections it names, else those
+    on the findings named, else those search found."""
+    if claim.subject:
+        named = [
+            r
+            for r in every
+            if any(
+                s in r.cancer_site.lower() or s in r.section_title.lower() or r.cancer_site.lower() in s
+                for s in claim.subject
+            )
+        ]
+        if named:
+            return sorted(named, key=lambda r: r.sort_key)
+    return for_symptoms or retrieved
+
+
+def _names(rec: ServedRecommendation, test: str) -> bool:
+    return re.search(TESTS.get(test, re.escape(test)), rec.text, re.IGNORECASE) is not None
+
+
+def _first(recs: list[ServedRecommendation], met: frozenset[str]) -> list[ServedRecommendation]:
+    """Those the patient meets first, in guideline order otherwise."""
+    unique = list({r.id: r for r in recs}.values())
+    return sorted(unique, key=lambda r: (r.id not in met, r.sort_key))
+
+
+@dataclass
+class Context:
+    """What a structured claim is checked against."""
+
+    every: list[ServedRecommendation]
+    retrieved: list[ServedRecommendation]
+    for_symptoms: list[ServedRecommendation]
+    symptoms: tuple[str, ...] = ()  # the patient's (lexicon concepts)
+    age: int | None = None
+    smoking: str | None = None
+    met_for: MetFor | None = None
+
+    def met(
+        self, recs: list[ServedRecommendation], symptoms: tuple[str, ...] | None = None
+    ) -> frozenset[str]:
+        """The ids of these recommendations the patient described meets."""
+        if self.met_for is None or not recs:
+            return frozenset()
+        return self.met_for(
+            self.symptoms if symptoms is None else symptoms, self.age, self.smoking, tuple(r.id for r in recs)
+        )
+
+
+def _sex_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
+    recs = subject_recs(claim, ctx.every, ctx.for_symptoms, ctx.retrieved)
+    other = [r for r in recs if str(r.population.get("sex") or "any") != claim.value]
+    if not other:
+        return None
+    return StructuredVerdict(claim, _first(other, ctx.met(other)))
+
+
+def _referral_pool(claim: StructuredClaim, ctx: Context) -> list[ServedRecommendation]:
+    """The recommendations on the findings, with those that refer to one of them by number (1.6.3:
+    "possible symptoms of prostate cancer, as specified in recommendation 1.6.2")."""
+    pool = ctx.for_symptoms or subject_recs(claim, ctx.every, ctx.for_symptoms, ctx.retrieved)
+    ids = "|".join(re.escape(r.id) for r in pool)
+    linked = [
+        r for r in ctx.every if ids and r not in pool and re.search(rf"(?<![\d.])(?:{ids})(?![\d])", r.text)
+    ]
+    return [*pool, *linked]
+
+
+def _prerequisite_holds(claim: StructuredClaim, ctx: Context) -> bool:
+    """Every referral recommendation on the findings names the test, and there is one."""
+    pool = _referral_pool(claim, ctx)
+    referrals = [r for r in pool if r.action.endswith("_referral")]
+    return bool(referrals) and all(_names(r, claim.value) for r in referrals)
+
+
+def _prerequisite_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
+    pool = _referral_pool(claim, ctx)
+    referrals = [r for r in pool if r.action.endswith("_referral")]
+    direct = [r for r in referrals if not _names(r, claim.value)]
+    if not direct:
+        return None  # every referral on the findings names the test (PSA before 1.6.3's referral)
+    met = ctx.met(direct)
+    if ctx.symptoms and ctx.age is not None and met:
+        direct = [r for r in direct if r.id in met]  # the patient described is referred without it
+    with_test = [r for r in pool if _names(r, claim.value) and r not in direct]
+    return StructuredVerdict(claim, [*_first(direct, met), *with_test])
+
+
+_CONDITION_ON = r"\b(?:if|when|after|following|once|whose|unless)\b[^.;:]{{0,60}}?(?:{test})"
+
+
+def _order_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
+    first, then = claim.before, claim.value
+    pool = list({r.id: r for r in [*ctx.for_symptoms, *ctx.retrieved, *ctx.every]}.values())
+    naming_then = [r for r in pool if _names(r, then)]
+    if not naming_then:
+        return None
+    first_pattern = TESTS.get(first, re.escape(first))
+    conditioned = re.compile(_CONDITION_ON.format(test=first_pattern), re.IGNORECASE)
+    if any(conditioned.search(r.text) for r in naming_then):
+        return None  # NG12 does put the second test after the first's result
+    both = [r for r in naming_then if _names(r, first)]
+    on_findings = [r for r in ctx.for_symptoms if _names(r, then) or _names(r, first)]
+    quoted = [*both, *(r for r in on_findings if r not in both)] or naming_then
+    return StructuredVerdict(claim, quoted)
+
+
+def _group_contradicted(claim: StructuredClaim, ctx: Context, tests: list[str]) -> StructuredVerdict | None:
+    pool = [r for r in ctx.every if any(_names(r, t) for t in tests)] if tests else []
+    pool = pool or ctx.for_symptoms or ctx.retrieved
+    stem = re.escape(claim.value.split()[0].rstrip("s")[:5])
+    if claim.value in ("ethnicity", "race"):
+        stem = r"ethnic|race|black|asian|african"
+    if not pool or any(re.search(rf"\b{stem}", r.text, re.IGNORECASE) for r in pool):
+        return None
+    return StructuredVerdict(claim, _first(pool, ctx.met(pool)))
+
+
+def _count_contradicted(claim: StructuredClaim, ctx: Context, tests: list[str]) -> StructuredVerdict | None:
+    pool = subject_recs(claim, ctx.every, ctx.for_symptoms, ctx.retrieved)
+    if tests:
+        pool = [r for r in pool if any(_names(r, t) for t in tests)] or pool
+    counted = [(r, n) for r in pool if r.criteria is not None for n in iter_nodes(r.criteria)]
+    lists = [(r, n) for r, n in counted if isinstance(n, AtLeast) and n.n >= 2]
+    if not lists:
+        return None
+    needs_more: list[ServedRecommendation] = []
+    for rec, node in lists:
+        listed = [c.concept for c in node.of if isinstance(c, Symptom)]
+        own = [s for s in ctx.symptoms if s in listed]
+        one = (own[0],) if own else tuple(listed[:1])
+        age = ctx.age if ctx.age is not None else rec.population.get("min_age")
+        if ctx.met_for is None or not one:
+            continue
+        if rec.id in ctx.met_for(one, age if isinstance(age, int) else 60, ctx.smoking, (rec.id,)):
+            return None  # one finding is enough for the patient described
+        if rec not in needs_more:
+            needs_more.append(rec)
+    return StructuredVerdict(claim, needs_more) if needs_more else None
+
+
+def _age_scope_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
+    recs = subject_recs(claim, ctx.every, ctx.for_symptoms, ctx.retrieved)
+    floor = int(claim.value)
+    below = [
+        r
+        for r in recs
+        if r.criteria is not None
+        and not (isinstance(r.population.get("min_age"), int) and r.population["min_age"] >= floor)
+    ]
+    if not below:
+        return None
+    on_findings = [r for r in below if r in ctx.for_symptoms]
+    rest = [r for r in below if r not in on_findings]
+    return StructuredVerdict(claim, [*on_findings, *rest])
+
+
+def _route_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
+    if not ctx.for_symptoms or not ctx.symptoms:
+        return None
+    if not claim.polarity:  # "he doesn't need a 2WW": a recommendation of that route he meets
+        acts = ROUTE_ACTIONS.get(claim.value, frozenset())
+        routed = [r for r in ctx.for_symptoms if r.action in acts]
+        met = ctx.met(routed)
+        return StructuredVerdict(claim, _first(routed, met)) if met else None
+    with_test = [r for r in ctx.for_symptoms if _names(r, claim.value)]
+    if not with_test or ctx.age is None:
+        return None
+    met = ctx.met(ctx.for_symptoms)
+    if not met or any(r.id in met for r in with_test):
+        return None  # the patient meets one that names the test, or none at all
+    met_recs = [r for r in ctx.for_symptoms if r.id in met]
+    return StructuredVerdict(claim, [*_first(met_recs, met), *with_test])
+
+
+def contradicted(found: list[StructuredClaim], ctx: Context, tests: list[str]) -> StructuredVerdict | None:
+    """The first structured claim NG12 does not make, with what it does say; None when each holds
+    (or there is nothing to hold it against). `tests`: the tests the message names."""
+    for claim in found:
+        verdict: StructuredVerdict | None = None
+        if claim.attribute == "sex":
+            verdict = _sex_contradicted(claim, ctx)
+        elif claim.attribute == "prerequisite":
+            verdict = _prerequisite_contradicted(claim, ctx)
+        elif claim.attribute == "order":
+            verdict = _order_contradicted(claim, ctx)
+        elif claim.attribute == "group":
+            verdict = _group_contradicted(claim, ctx, tests)
+        elif claim.attribute == "count":
+            verdict = _count_contradicted(claim, ctx, tests)
+        elif claim.attribute == "age_scope":
+            verdict = _age_scope_contradicted(claim, ctx)
+        elif claim.attribute == "route":
+            verdict = _route_contradicted(claim, ctx)
+        if verdict is not None:
+            return verdict
+    return None
+
+
+def settled(found: list[StructuredClaim], ctx: Context) -> set[tuple[str, str]]:
+    """The (kind, value) of `chat.premise` claims that a structured claim NG12 makes settles: the
+    tests of an order NG12 gives ("CA125 first, then an ultrasound if raised": 1.5.7)."""
+    out: set[tuple[str, str]] = set()
+    for claim in found:
+        if claim.attribute == "order" and _order_contradicted(claim, ctx) is None:
+            out |= {("test", claim.before), ("test", claim.value)}
+        if claim.attribute == "prerequisite" and _prerequisite_holds(claim, ctx):
+            # "PSA before I can 2WW": the referral is NG12's, after the test (1.6.3)
+            out |= {("action", "suspected cancer pathway"), ("test", claim.value)}
+    return out
+
+
+def said(claim: StructuredClaim) -> str:
+    """The claim as the answer names it: `NG12 does not say "..."`."""
+    return f'"{claim.text}"'
