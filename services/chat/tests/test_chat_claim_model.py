@@ -150,15 +150,34 @@ def test_a_sex_claim_is_held_to_each_recommendation_of_the_site() -> None:
     assert cm.contradicted([true], ctx([*BREAST, *WOMEN]), []) is None
 
 
+def test_a_group_named_before_its_cut_off_and_a_prerequisite_about_nothing_named() -> None:
+    assert ("group", "smokers", True) in attrs("I read that NICE gives smokers a lower age for the x-ray")
+    # "a FIT before referral" with no findings, site or patient: nothing to hold it against
+    claim = cm.StructuredClaim("prerequisite", "a FIT must be done before referral", "fit")
+    direct = rec("1.3.5", "Consider a suspected cancer pathway referral in adults with a rectal mass.")
+    assert cm.contradicted([claim], ctx([direct]), ["fit"]) is None
+    assert cm.contradicted([claim], ctx([direct], on=[direct]), ["fit"]) is not None
+
+
 def test_a_prerequisite_holds_only_when_every_referral_on_the_findings_names_the_test() -> None:
     claim = cm.StructuredClaim("prerequisite", "a CA125 before I can 2WW", "ca125")
     direct = rec("1.5.10", "Refer women aged 55 and over with post-menopausal bleeding.", sex="female")
     test = rec("1.5.6", "Measure serum CA125 in primary care ...", action="primary_care_test")
     verdict = cm.contradicted([claim], ctx([direct, test], on=[direct, test]), ["ca125"])
     assert verdict is not None and [r.id for r in verdict.quoted] == ["1.5.10", "1.5.6"]
-    psa = rec("1.6.3", "Refer people if their PSA levels are above the threshold for their age.")
+    psa = rec("1.6.3", "Refer people as specified in 1.6.2 if their PSA levels are above the threshold.")
+    luts = rec(
+        "1.6.2",
+        "Consider a PSA test in people with lower urinary tract symptoms.",
+        action="primary_care_test",
+    )
     true = cm.StructuredClaim("prerequisite", "a PSA before I refer", "psa")
-    assert cm.contradicted([true], ctx([psa], on=[psa]), ["psa"]) is None
+    assert cm.contradicted([true], ctx([psa, luts], on=[psa]), ["psa"]) is None
+    # the referral that names the recommendation on the findings by number counts as theirs
+    assert cm.settled([true], ctx([psa, luts], on=[luts])) == {
+        ("action", "suspected cancer pathway"),
+        ("test", "psa"),
+    }
 
 
 def test_an_order_needs_the_second_test_conditioned_on_the_first() -> None:

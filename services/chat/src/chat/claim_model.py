@@ -184,7 +184,10 @@ _GROUP_CLAIM = re.compile(
     rf"(?:\w+\s+){{0,2}}?(?:{_CUTOFF})\s+(?:for|in)\s+(?:\w+\s+)??(?P<a>{_GROUP})\b{_PEOPLE}|"
     rf"\b(?:for|in)\s+(?P<b>{_GROUP})\b[^.?!]{{0,40}}?\b(?:{_CUTOFF})\b[^.?!]{{0,20}}?\b(?:is|are)\s+"
     r"(?:lower|higher|different|reduced)\b|"
-    rf"\b(?P<c>{_GROUP})[- ](?:specific|adjusted)\b|\b(?P<d>ethnicity|race)[- ](?:adjusted|specific|based)\b",
+    rf"\b(?P<c>{_GROUP})[- ](?:specific|adjusted)\b|\b(?P<d>ethnicity|race)[- ](?:adjusted|specific|based)\b|"
+    # "gives smokers a lower age", "Black men have a different threshold"
+    rf"\b(?P<e>{_GROUP})\b{_PEOPLE}[^.?!,]{{0,20}}?\b(?:lower|higher|different|separate|own|special|adjusted)\s+"
+    rf"(?:\w+\s+){{0,2}}?(?:{_CUTOFF}|age)\b",
     re.IGNORECASE,
 )
 #: How soon an outcome follows: "he'll have his diagnosis within 2 weeks", "cancer ruled out in 14 days".
@@ -372,7 +375,7 @@ def _with_clause(
     recs are for women"), and the sites they name."""
     start = max(text.rfind(c, 0, m.start()) for c in ".?!;,") + 1
     clause = text[start : m.end()].strip()
-    return StructuredClaim(attribute, clause, value, _subject(clause, sites))
+    return StructuredClaim(attribute, clause, value, _subject(_sentence_of(text, m.start()), sites))
 
 
 def _sentence_of(message: str, at: int) -> str:
@@ -466,6 +469,8 @@ def _prerequisite_holds(claim: StructuredClaim, ctx: Context) -> bool:
 
 
 def _prerequisite_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
+    if not ctx.for_symptoms and not claim.subject:
+        return None  # a test before "referral" of nothing named: nothing to hold it against
     pool = _referral_pool(claim, ctx)
     referrals = [r for r in pool if r.action.endswith("_referral")]
     direct = [r for r in referrals if not _names(r, claim.value)]
