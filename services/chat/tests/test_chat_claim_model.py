@@ -97,6 +97,40 @@ def test_a_group_cut_off_an_outcome_timeframe_a_count_and_an_age_floor() -> None
     assert ("age_scope", "50", True) in attrs("I thought the bowel recommendations were all for 50 and over")
 
 
+def test_an_order_in_which_the_second_test_is_done_only_if_the_first_is_not_available() -> None:
+    (claim,) = cm.read("NICE says to only use a SPEP if the FLC is unavailable?", SITES)
+    assert (claim.attribute, claim.before, claim.value) == ("order", "free light chain", "electrophoresis")
+    myeloma = rec(
+        "1.10.4",
+        "... free light chains. If serum free light chain testing is not available, use a Bence-Jones test.",
+    )
+    wrong = cm.StructuredClaim(
+        "order", "Bence-Jones first, light chains only if not", "free light chain", before="bence-jones"
+    )
+    verdict = cm.contradicted([wrong], ctx([myeloma]), [])
+    assert verdict is not None and verdict.quoted == [myeloma]
+    right = cm.StructuredClaim(
+        "order", "light chains first, else Bence-Jones", "bence-jones", before="free light chain"
+    )
+    assert cm.contradicted([right], ctx([myeloma]), []) is None
+
+
+def test_something_claimed_to_be_left_unsaid_that_ng12_says_to_explain() -> None:
+    assert ("information", "cancer", False) in attrs(
+        "Our partner reckons it's kinder not to mention cancer at referral"
+    )
+    assert attrs("Should I mention cancer when I refer her?") == set()
+    explain = rec(
+        "1.14.3",
+        "Explain to people who are being referred with suspected cancer that they are being "
+        "referred to a cancer service.",
+        action="other",
+    )
+    claim = cm.StructuredClaim("information", "not to mention cancer", "cancer", polarity=False)
+    verdict = cm.contradicted([claim], ctx([explain]), [])
+    assert verdict is not None and verdict.quoted == [explain]
+
+
 def test_a_route_denied_and_a_test_claimed_as_the_first_step() -> None:
     assert ("route", "suspected cancer pathway", False) in attrs(
         "NG12 says she doesn't need a 2ww for this, right?"

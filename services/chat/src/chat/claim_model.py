@@ -20,6 +20,8 @@ structure and checks each attribute against the recommendations themselves:
   recommendation stating "2 or more" is evaluated for the patient described with one finding.
 - `age_scope`: all the recommendations on a topic have an age floor ("head and neck recs are all
   45+"); each subject recommendation's lowest age.
+- `information`: something claimed to be left unsaid to the person ("best not to mention cancer");
+  a recommendation that says to explain or discuss it contradicts it (1.14.3).
 - `route`: a test NG12 gives the findings straight away ("straight to CT for weight loss"), or a
   route it does not give them ("he doesn't need a 2WW"); the criteria engine, for the patient
   described.
@@ -44,7 +46,9 @@ from chat.premise import ROUTE_ACTIONS, TESTS, asserts_guideline, claimed_text
 from ng12_common.criteria import AtLeast, Symptom, iter_nodes
 from ng12_common.served_recommendations import ServedRecommendation
 
-Attribute = Literal["sex", "prerequisite", "order", "group", "timeframe", "count", "age_scope", "route"]
+Attribute = Literal[
+    "sex", "prerequisite", "order", "group", "timeframe", "count", "age_scope", "route", "information"
+]
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,15 @@ _TEST_WORDS: dict[str, str] = {
     "fit": r"q?fit(?: test)?|faecal immunochemical test",
     "full blood count": r"full blood count|fbc|bloods",
     "dermoscopy": r"dermoscopy",
+    "free light chain": r"(?:serum )?free light[- ]chains?(?: test(?:ing)?| assay)?|sflc|flc",
+    "bence-jones": r"(?:urine |urinary )?bence[- ]?jones(?: protein| test)?|bjp",
+    "electrophoresis": r"(?:serum )?protein electrophoresis|spep",
+}
+#: How NG12's text names the tests `chat.premise.TESTS` does not ("Bence–Jones", with an en dash).
+_IN_TEXT = {
+    "free light chain": r"free light chain",
+    "bence-jones": r"bence\W?jones",
+    "electrophoresis": r"electrophoresis",
 }
 _TEST = "|".join(f"(?:{p})" for p in _TEST_WORDS.values())
 #: A referral, as a GP writes it.
@@ -157,7 +170,7 @@ _PREREQUISITE = re.compile(
 #: One test claimed before another: "CT first, then MRI", "X-ray before ultrasound", "MRI only if the
 #: CT is clear", "start with a CT then MRI".
 _ORDER = re.compile(
-    rf"\b(?P<a>{_TEST})\b[^.?!]{{0,25}}?\b(?:first|initially|1st)\b[^.?!]{{0,20}}?"
+    rf"\b(?P<a>{_TEST})\b[^.?!]{{0,25}}?\b(?:first|initially|1st|first[- ]line)\b[^.?!]{{0,20}}?"
     rf"(?:\bthen\b|\band then\b|\bfollowed by\b|\bbefore\b|,|;|-)\s*(?:\w+\s+){{0,3}}?(?P<b>{_TEST})\b|"
     rf"\b(?P<a2>{_TEST})\b\s+(?:scan\s+|test\s+)?(?:before|prior to|ahead of|then)\s+"
     r"(?:an?\s+|the\s+|any\s+)?"
@@ -166,7 +179,10 @@ _ORDER = re.compile(
     rf"(?P<a3>{_TEST})\b|"
     rf"\bstart (?:with|by doing) (?:an?\s+|the\s+)?(?P<a4>{_TEST})\b[^.?!]{{0,30}}?\bthen\s+"
     r"(?:an?\s+|the\s+)?"
-    rf"(?P<b4>{_TEST})\b",
+    rf"(?P<b4>{_TEST})\b|"
+    # "you only do serum free light chains if BJP isn't available"
+    rf"\b(?:only|just)\s+(?:do|use|order|request|send|offer|arrange|check)\s+(?:an?\s+|the\s+)?(?P<b5>{_TEST})\b"
+    rf"[^.?!]{{0,15}}?\b(?:if|when|after|once)\s+(?:the\s+|an?\s+)?(?P<a5>{_TEST})\b",
     re.IGNORECASE,
 )
 #: Population groups NG12 might be claimed to treat apart (ethnic groups, conditions, smokers).
@@ -239,6 +255,19 @@ _NO_ROUTE = re.compile(
     r"(?:case|candidate|referral|job)\b",
     re.IGNORECASE,
 )
+#: What to tell the person claimed to be left unsaid: "best not to mention cancer", "don't tell them
+#: it's a cancer referral", "avoid the word cancer".
+_WITHHELD = re.compile(
+    r"\b(?:(?:best|better|advisable|wiser|kinder)\s+)?"
+    r"(?:not\s+to|don'?t|do not|shouldn'?t|should not|never|no need to|avoid(?:ing)?)\s+(?:ever\s+)?"
+    r"(?:mention(?:ing)?|say(?:ing)?|tell(?:ing)?(?:\s+(?:them|her|him|the patient|patients|people))?|"
+    r"us(?:e|ing)|bring(?:ing)? up|rais(?:e|ing)|talk(?:ing)? about|discuss(?:ing)?)\s+"
+    r"(?:(?:it'?s|that it'?s|about|the word|that)\s+)?(?:an?\s+|the\s+)?(?P<what>cancer)\b",
+    re.IGNORECASE,
+)
+#: A recommendation to tell the person what they are being referred for ("Explain to people who are
+#: being referred with suspected cancer that they are being referred to a cancer service", 1.14.3).
+_TELL = re.compile(r"\b(?:explain|tell|discuss|inform)\w*\b[^.]{0,80}\bcancer", re.IGNORECASE)
 _SMOKER = re.compile(
     r"\b(?P<never>never smoked|non-?smoker|nonsmoker|doesn'?t smoke|does not smoke|never a smoker)\b|"
     r"\b(?P<ex>ex-?smoker|former smoker|quit smoking|stopped smoking|used to smoke)\b|"
@@ -294,8 +323,8 @@ def read(message: str, sites: Iterable[str] = ()) -> list[StructuredClaim]:
     out = _about_recommendations(text, sites)
     out += _prerequisites(text)
     for m in _ORDER.finditer(text):
-        first = next((m.group(g) for g in ("a", "a2", "a3", "a4") if m.group(g)), "")
-        then = next((m.group(g) for g in ("b", "b2", "b3", "b4") if m.group(g)), "")
+        first = next((m.group(g) for g in ("a", "a2", "a3", "a4", "a5") if m.group(g)), "")
+        then = next((m.group(g) for g in ("b", "b2", "b3", "b4", "b5") if m.group(g)), "")
         a, b = _key(first), _key(then)
         if a and b and a != b:
             out.append(StructuredClaim("order", m.group(0).strip(), b, before=a))
@@ -318,6 +347,10 @@ def read(message: str, sites: Iterable[str] = ()) -> list[StructuredClaim]:
         key = _key(m.group("a"))
         if key is not None:
             out.append(StructuredClaim("route", m.group(0).strip(), key))
+    for m in _WITHHELD.finditer(text):
+        out.append(
+            StructuredClaim("information", m.group(0).strip(), m.group("what").lower(), polarity=False)
+        )
     for m in _NO_ROUTE.finditer(text):
         out.append(StructuredClaim("route", m.group(0).strip(), "suspected cancer pathway", polarity=False))
     return out
@@ -409,8 +442,12 @@ def subject_recs(
     return for_symptoms or retrieved
 
 
+def _text_pattern(test: str) -> str:
+    return _IN_TEXT.get(test) or TESTS.get(test, re.escape(test))
+
+
 def _names(rec: ServedRecommendation, test: str) -> bool:
-    return re.search(TESTS.get(test, re.escape(test)), rec.text, re.IGNORECASE) is not None
+    return re.search(_text_pattern(test), rec.text, re.IGNORECASE) is not None
 
 
 def _first(recs: list[ServedRecommendation], met: frozenset[str]) -> list[ServedRecommendation]:
@@ -483,7 +520,10 @@ def _prerequisite_contradicted(claim: StructuredClaim, ctx: Context) -> Structur
     return StructuredVerdict(claim, [*_first(direct, met), *with_test])
 
 
-_CONDITION_ON = r"\b(?:if|when|after|following|once|whose|unless)\b[^.;:]{{0,60}}?(?:{test})"
+#: A condition on a test's result, within its clause: "If serum CA125 is 35 IU/ml or greater, ..."
+#: (not "If serum free light chain testing is not available, use a Bence–Jones test": that names
+#: Bence–Jones in what follows the condition, not in it).
+_CONDITION_ON = r"\b(?:if|when|after|following|once|whose|unless)\b[^.;:,]{{0,60}}?(?:{test})"
 
 
 def _order_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
@@ -492,7 +532,7 @@ def _order_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdi
     naming_then = [r for r in pool if _names(r, then)]
     if not naming_then:
         return None
-    first_pattern = TESTS.get(first, re.escape(first))
+    first_pattern = _text_pattern(first)
     conditioned = re.compile(_CONDITION_ON.format(test=first_pattern), re.IGNORECASE)
     if any(conditioned.search(r.text) for r in naming_then):
         return None  # NG12 does put the second test after the first's result
@@ -570,6 +610,16 @@ def _route_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdi
     return StructuredVerdict(claim, [*_first(met_recs, met), *with_test])
 
 
+def _information_contradicted(claim: StructuredClaim, ctx: Context) -> StructuredVerdict | None:
+    """Something claimed to be left unsaid that a recommendation says to explain or discuss."""
+    telling = [r for r in ctx.every if _TELL.search(r.text)]
+    if not telling:
+        return None
+    # the recommendation about what a referral is for first (1.14.3: "being referred to a cancer service")
+    referral = [r for r in telling if re.search(r"\breferred\b[^.]{0,40}\bcancer service", r.text, re.I)]
+    return StructuredVerdict(claim, [*referral, *(r for r in telling if r not in referral)])
+
+
 def contradicted(found: list[StructuredClaim], ctx: Context, tests: list[str]) -> StructuredVerdict | None:
     """The first structured claim NG12 does not make, with what it does say; None when each holds
     (or there is nothing to hold it against). `tests`: the tests the message names."""
@@ -589,6 +639,8 @@ def contradicted(found: list[StructuredClaim], ctx: Context, tests: list[str]) -
             verdict = _age_scope_contradicted(claim, ctx)
         elif claim.attribute == "route":
             verdict = _route_contradicted(claim, ctx)
+        elif claim.attribute == "information":
+            verdict = _information_contradicted(claim, ctx)
         if verdict is not None:
             return verdict
     return None
