@@ -70,6 +70,9 @@ def test_a_prerequisite_test_before_a_referral() -> None:
         "surely I can't 2ww her without an ultrasound first?"
     )
     assert ("prerequisite", "psa", True) in attrs("NICE says I must get a PSA back before I refer him?")
+    assert ("prerequisite", "ultrasound", True) in attrs(
+        "I was told we can't refer a breast lump without a breast ultrasound first"
+    )
 
 
 def test_a_prerequisite_stated_without_naming_ng12_is_still_a_claim() -> None:
@@ -95,6 +98,7 @@ def test_a_group_cut_off_an_outcome_timeframe_a_count_and_an_age_floor() -> None
     )
     assert ("count", "1", True) in attrs("Apparently one symptom on its own is enough for the chest x-ray?")
     assert ("age_scope", "50", True) in attrs("I thought the bowel recommendations were all for 50 and over")
+    assert ("age_scope", "60", True) in attrs("I thought all the bowel recommendations were for 60 and over")
 
 
 def test_an_order_in_which_the_second_test_is_done_only_if_the_first_is_not_available() -> None:
@@ -283,6 +287,13 @@ def test_one_finding_is_enough_only_when_the_patient_meets_the_recommendation_wi
     assert smokers[-1] == (("fatigue",), 70, "never")  # the patient's own symptom, age and smoking
     smoker = ctx([xray], symptoms=("fatigue",), age=70, smoking="current", met_for=met_for)
     assert cm.contradicted([claim], smoker, ["x-ray"]) is None
+
+
+def test_the_patients_smoking() -> None:
+    assert cm.smoking("70F, never smoked, cough") == "never"
+    assert cm.smoking("ex-smoker (quit 10y ago)") == "ex"
+    assert cm.smoking("smoker? no, actually a non-smoker") == "never"
+    assert cm.smoking("52M with a cough") is None
 
 
 def test_an_age_floor_claimed_for_every_recommendation_of_a_section() -> None:

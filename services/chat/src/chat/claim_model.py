@@ -160,7 +160,8 @@ _PREREQUISITE = re.compile(
     r"be\s+(?:done|back|checked|available|performed|arranged|requested|normal|abnormal|raised)\s+"
     rf"(?:first\s+)?(?:before|prior to|ahead of)\b[^.?!]{{0,40}}?\b(?:{_REFER})\b|"
     rf"\b(?:can'?t|cannot|can not|shouldn'?t|should not|mustn'?t|unable to|not allowed to)\s+(?:{_REFER})\b"
-    rf"[^.?!]{{0,30}}?\b(?:without|until|unless|before)\s+(?:an?\s+|the\s+|her\s+|his\s+)?(?P<c>{_TEST})\b|"
+    rf"[^.?!]{{0,30}}?\b(?:without|until|unless|before)\s+(?:an?\s+|the\s+|her\s+|his\s+)?(?:\w+\s+)??"
+    rf"(?P<c>{_TEST})\b|"
     rf"\b(?:only|just)\s+(?:{_REFER})\b[^.?!]{{0,25}}?\b(?:after|once|when)\s+(?:an?\s+|the\s+|her\s+|his\s+)?"
     rf"(?P<d>{_TEST})\b|"
     rf"\b(?P<e>{_TEST})\b\s+(?:is|are)\s+(?:a\s+)?(?:pre-?requisite|prerequisite|required|mandatory|needed)\s+"
@@ -233,7 +234,8 @@ _AGE_SCOPE = re.compile(
     r"\b(?:recs?|recommendations?|criteria|pathways?|referrals?|rules?)\b[^.?!]{0,20}?\b(?:are|is|'re|were|was)\s+"
     r"(?:(?:all|only|just|always)\s+)(?:for\s+)?(?:people\s+|patients\s+)?(?:aged\s+|over\s+|above\s+)?"
     r"(?P<a>\d{2})\s*(?:\+|and over|or over|plus|and above|or older|s)?(?!\s*(?:mm|cm|kg|%|weeks?|days?))|"
-    r"\ball (?:the |of the )?(?:[\w&]+\s+){0,3}?(?:recs?|recommendations?|criteria)\s+(?:are\s+)?(?:for\s+)?"
+    r"\ball (?:the |of the )?(?:[\w&]+\s+){0,3}?(?:recs?|recommendations?|criteria)\s+"
+    r"(?:(?:are|were)\s+)?(?:for\s+)?"
     r"(?:people\s+)?(?:aged\s+|over\s+)?(?P<b>\d{2})\s*(?:\+|and over|or over|plus|and above|or older)|"
     r"\b(?:recs?|recommendations?|criteria)\b[^.?!]{0,20}?\b(?:only|all)\s+(?:apply|applies|start|kick in)\s+"
     r"(?:to|from|at)\s+(?:people\s+)?(?:aged\s+|over\s+)?(?P<c>\d{2})\b",
@@ -277,10 +279,12 @@ _SMOKER = re.compile(
 
 
 def smoking(message: str) -> str | None:
-    """The patient's smoking status the message gives ("never smoked": never)."""
-    m = _SMOKER.search(message)
-    if m is None:
+    """The patient's smoking status the message gives ("never smoked": never; the last one said,
+    as a correction comes after what it corrects)."""
+    found = list(_SMOKER.finditer(message))
+    if not found:
         return None
+    m = found[-1]
     return "never" if m.group("never") else "ex" if m.group("ex") else "current"
 
 
@@ -407,8 +411,15 @@ def _with_clause(
     """The claim with the words of its clause before it that name what it is about ("NG12's breast
     recs are for women"), and the sites they name."""
     start = max(text.rfind(c, 0, m.start()) for c in ".?!;,") + 1
-    clause = text[start : m.end()].strip()
+    clause = _REPORTED.sub("", text[start : m.end()].strip())
     return StructuredClaim(attribute, clause, value, _subject(_sentence_of(text, m.start()), sites))
+
+
+#: The words that report a claim, left out of the claim as the answer names it ("I thought ...").
+_REPORTED = re.compile(
+    r"^(?:i thought|i believe|i was told|i read|i heard|apparently|surely|i understand)\s+(?:that\s+)?",
+    re.IGNORECASE,
+)
 
 
 def _sentence_of(message: str, at: int) -> str:

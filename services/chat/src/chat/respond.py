@@ -385,7 +385,9 @@ def _claim_context(
         if knowledge is None:
             return frozenset()
         modifiers = {s: ["unexplained", "persistent"] for s in symptoms}
-        facts = turn.model_copy(update={"symptoms": list(symptoms), "age": age, "modifiers": modifiers})
+        negated = [n for n in turn.negated if n not in symptoms]  # the probe has what it is given
+        update = {"symptoms": list(symptoms), "age": age, "modifiers": modifiers, "negated": negated}
+        facts = turn.model_copy(update=update)
         patient = facts.to_facts().model_copy(update={"smoking": smoking})
         found = evaluate_all(patient, knowledge.context, only=ids)
         return frozenset(rid for rid, result in found.items() if result.met)
