@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from chat import claim_check as cc
 from chat import claim_model as cm
 from ng12_common.criteria import parse_criteria
 from ng12_common.served_recommendations import ServedRecommendation
@@ -111,12 +112,12 @@ def test_an_order_in_which_the_second_test_is_done_only_if_the_first_is_not_avai
     wrong = cm.StructuredClaim(
         "order", "Bence-Jones first, light chains only if not", "free light chain", before="bence-jones"
     )
-    verdict = cm.contradicted([wrong], ctx([myeloma]), [])
+    verdict = cc.contradicted([wrong], ctx([myeloma]), [])
     assert verdict is not None and verdict.quoted == [myeloma]
     right = cm.StructuredClaim(
         "order", "light chains first, else Bence-Jones", "bence-jones", before="free light chain"
     )
-    assert cm.contradicted([right], ctx([myeloma]), []) is None
+    assert cc.contradicted([right], ctx([myeloma]), []) is None
 
 
 def test_something_claimed_to_be_left_unsaid_that_ng12_says_to_explain() -> None:
@@ -131,7 +132,7 @@ def test_something_claimed_to_be_left_unsaid_that_ng12_says_to_explain() -> None
         action="other",
     )
     claim = cm.StructuredClaim("information", "not to mention cancer", "cancer", polarity=False)
-    verdict = cm.contradicted([claim], ctx([explain]), [])
+    verdict = cc.contradicted([claim], ctx([explain]), [])
     assert verdict is not None and verdict.quoted == [explain]
 
 
@@ -175,17 +176,17 @@ BREAST = [
 WOMEN = [rec("1.5.10", "Refer women aged 55 and over with bleeding ...", site="endometrial", sex="female")]
 
 
-def ctx(every: list[ServedRecommendation], **kw: Any) -> cm.Context:
+def ctx(every: list[ServedRecommendation], **kw: Any) -> cc.Context:
     kw.setdefault("met_for", never_met)
-    return cm.Context(every=every, retrieved=kw.pop("retrieved", every), for_symptoms=kw.pop("on", []), **kw)
+    return cc.Context(every=every, retrieved=kw.pop("retrieved", every), for_symptoms=kw.pop("on", []), **kw)
 
 
 def test_a_sex_claim_is_held_to_each_recommendation_of_the_site() -> None:
     claim = cm.StructuredClaim("sex", "breast recs are for women", "female", ("breast",))
-    verdict = cm.contradicted([claim], ctx([*BREAST, *WOMEN]), [])
+    verdict = cc.contradicted([claim], ctx([*BREAST, *WOMEN]), [])
     assert verdict is not None and [r.id for r in verdict.quoted] == ["1.4.1", "1.4.3"]
     true = cm.StructuredClaim("sex", "endometrial recs are for women", "female", ("endometrial",))
-    assert cm.contradicted([true], ctx([*BREAST, *WOMEN]), []) is None
+    assert cc.contradicted([true], ctx([*BREAST, *WOMEN]), []) is None
 
 
 def test_a_group_named_before_its_cut_off_and_a_prerequisite_about_nothing_named() -> None:
@@ -193,15 +194,15 @@ def test_a_group_named_before_its_cut_off_and_a_prerequisite_about_nothing_named
     # "a FIT before referral" with no findings, site or patient: nothing to hold it against
     claim = cm.StructuredClaim("prerequisite", "a FIT must be done before referral", "fit")
     direct = rec("1.3.5", "Consider a suspected cancer pathway referral in adults with a rectal mass.")
-    assert cm.contradicted([claim], ctx([direct]), ["fit"]) is None
-    assert cm.contradicted([claim], ctx([direct], on=[direct]), ["fit"]) is not None
+    assert cc.contradicted([claim], ctx([direct]), ["fit"]) is None
+    assert cc.contradicted([claim], ctx([direct], on=[direct]), ["fit"]) is not None
 
 
 def test_a_prerequisite_holds_only_when_every_referral_on_the_findings_names_the_test() -> None:
     claim = cm.StructuredClaim("prerequisite", "a CA125 before I can 2WW", "ca125")
     direct = rec("1.5.10", "Refer women aged 55 and over with post-menopausal bleeding.", sex="female")
     test = rec("1.5.6", "Measure serum CA125 in primary care ...", action="primary_care_test")
-    verdict = cm.contradicted([claim], ctx([direct, test], on=[direct, test]), ["ca125"])
+    verdict = cc.contradicted([claim], ctx([direct, test], on=[direct, test]), ["ca125"])
     assert verdict is not None and [r.id for r in verdict.quoted] == ["1.5.10", "1.5.6"]
     psa = rec("1.6.3", "Refer people as specified in 1.6.2 if their PSA levels are above the threshold.")
     luts = rec(
@@ -210,9 +211,9 @@ def test_a_prerequisite_holds_only_when_every_referral_on_the_findings_names_the
         action="primary_care_test",
     )
     true = cm.StructuredClaim("prerequisite", "a PSA before I refer", "psa")
-    assert cm.contradicted([true], ctx([psa, luts], on=[psa]), ["psa"]) is None
+    assert cc.contradicted([true], ctx([psa, luts], on=[psa]), ["psa"]) is None
     # the referral that names the recommendation on the findings by number counts as theirs
-    assert cm.settled([true], ctx([psa, luts], on=[luts])) == {
+    assert cc.settled([true], ctx([psa, luts], on=[luts])) == {
         ("action", "suspected cancer pathway"),
         ("test", "psa"),
     }
@@ -221,21 +222,21 @@ def test_a_prerequisite_holds_only_when_every_referral_on_the_findings_names_the
 def test_an_order_needs_the_second_test_conditioned_on_the_first() -> None:
     brain = rec("1.9.1", "Consider an MRI scan of the brain (or CT scan if MRI is contraindicated).")
     claim = cm.StructuredClaim("order", "CT first, then MRI", "mri", before="ct")
-    verdict = cm.contradicted([claim], ctx([brain]), [])
+    verdict = cc.contradicted([claim], ctx([brain]), [])
     assert verdict is not None and [r.id for r in verdict.quoted] == ["1.9.1"]
     ovarian = rec("1.5.7", "If serum CA125 is 35 IU/ml or greater, arrange an ultrasound scan.")
     true = cm.StructuredClaim("order", "CA125 first then ultrasound", "ultrasound", before="ca125")
-    assert cm.contradicted([true], ctx([ovarian]), []) is None
+    assert cc.contradicted([true], ctx([ovarian]), []) is None
 
 
 def test_a_group_cut_off_must_name_the_group_somewhere() -> None:
     table = rec("1.6.3", "Refer if their PSA levels are above the threshold for their age in table 1.")
     claim = cm.StructuredClaim("group", "a lower PSA cut-off for Black men", "black")
-    verdict = cm.contradicted([claim], ctx([table]), ["psa"])
+    verdict = cc.contradicted([claim], ctx([table]), ["psa"])
     assert verdict is not None and verdict.quoted == [table]
     lung = rec("1.1.2", "Offer an urgent chest X-ray if they have ever smoked and have 1 or more ...")
     smokers = cm.StructuredClaim("group", "a lower bar for smokers", "smokers")
-    assert cm.contradicted([smokers], ctx([lung]), ["x-ray"]) is None
+    assert cc.contradicted([smokers], ctx([lung]), ["x-ray"]) is None
 
 
 _TWO_OR_SMOKED = {
@@ -282,11 +283,11 @@ def test_one_finding_is_enough_only_when_the_patient_meets_the_recommendation_wi
         return frozenset(ids) if smoking in ("current", "ex") else frozenset()
 
     never = ctx([xray], symptoms=("fatigue",), age=70, smoking="never", met_for=met_for)
-    verdict = cm.contradicted([claim], never, ["x-ray"])
+    verdict = cc.contradicted([claim], never, ["x-ray"])
     assert verdict is not None and verdict.quoted == [xray]
     assert smokers[-1] == (("fatigue",), 70, "never")  # the patient's own symptom, age and smoking
     smoker = ctx([xray], symptoms=("fatigue",), age=70, smoking="current", met_for=met_for)
-    assert cm.contradicted([claim], smoker, ["x-ray"]) is None
+    assert cc.contradicted([claim], smoker, ["x-ray"]) is None
 
 
 def test_the_patients_smoking() -> None:
@@ -313,10 +314,10 @@ def test_an_age_floor_claimed_for_every_recommendation_of_a_section() -> None:
         criteria={"op": "symptom", "concept": "neck_lump"},
     )
     claim = cm.StructuredClaim("age_scope", "head and neck recs are all 45+", "45", ("head and neck",))
-    verdict = cm.contradicted([claim], ctx([larynx, mouth], on=[mouth]), [])
+    verdict = cc.contradicted([claim], ctx([larynx, mouth], on=[mouth]), [])
     assert verdict is not None and [r.id for r in verdict.quoted] == ["1.8.2"]
     true = cm.StructuredClaim("age_scope", "laryngeal recs are all 45+", "45", ("laryngeal",))
-    assert cm.contradicted([true], ctx([larynx, mouth]), []) is None
+    assert cc.contradicted([true], ctx([larynx, mouth]), []) is None
 
 
 def test_a_route_denied_to_a_patient_who_meets_it() -> None:
@@ -326,11 +327,11 @@ def test_a_route_denied_to_a_patient_who_meets_it() -> None:
     def meets(*args: Any) -> frozenset[str]:
         return frozenset(args[-1])
 
-    verdict = cm.contradicted(
+    verdict = cc.contradicted(
         [claim], ctx([dysphagia], on=[dysphagia], symptoms=("dysphagia",), met_for=meets), []
     )
     assert verdict is not None and verdict.quoted == [dysphagia]
-    assert cm.contradicted([claim], ctx([dysphagia], on=[dysphagia], symptoms=("dysphagia",)), []) is None
+    assert cc.contradicted([claim], ctx([dysphagia], on=[dysphagia], symptoms=("dysphagia",)), []) is None
 
 
 def test_a_test_claimed_straight_away_for_a_patient_who_meets_only_other_recommendations() -> None:
@@ -348,7 +349,7 @@ def test_a_test_claimed_straight_away_for_a_patient_who_meets_only_other_recomme
         return frozenset({"1.13.2"}) & frozenset(args[-1])
 
     context = ctx([ct, assess], on=[ct, assess], symptoms=("weight_loss",), age=52, met_for=met_for)
-    verdict = cm.contradicted([claim], context, ["ct"])
+    verdict = cc.contradicted([claim], context, ["ct"])
     assert verdict is not None and [r.id for r in verdict.quoted] == ["1.13.2", "1.2.5"]
 
 

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from chat import answer as compose
-from chat import claim_model
+from chat import claim_check, claim_model
 from chat.clinical import ClinicalState, asks_about_age
 from chat.definitions import (
     asked_definitions,
@@ -344,7 +344,7 @@ async def _structured_check(
     deps: ChatDeps,
     sel: Selection,
     found: list[claim_model.StructuredClaim],
-    ctx: claim_model.Context,
+    ctx: claim_check.Context,
 ) -> tuple[list[Claim], list[Any], str, list[str], set[tuple[str, str]]]:
     """A property claimed of NG12's recommendations (chat.claim_model: a sex, a prerequisite test,
     an order of tests, a group's cut-off, an outcome's timeframe, a count, an age floor, a route)
@@ -364,8 +364,8 @@ async def _structured_check(
             return [Claim("structured", claim.text, claim.value)], quoted, "", [_OUTCOME_TERM], settled
         # NG12's definition gives it: the deadline and the route it is claimed for are NG12's
         settled |= {("interval", claim.value), ("action", "suspected cancer pathway")}
-    verdict = claim_model.contradicted(found, ctx, list(named_tests(state["text"])))
-    settled |= claim_model.settled(found, ctx)
+    verdict = claim_check.contradicted(found, ctx, list(named_tests(state["text"])))
+    settled |= claim_check.settled(found, ctx)
     if verdict is None:
         return [], [], "", [], settled
     claimed = Claim("structured", verdict.claim.text, verdict.claim.value)
@@ -374,7 +374,7 @@ async def _structured_check(
 
 def _claim_context(
     state: ChatState, knowledge: Any, every: list[Any], retrieved: list[Any], for_symptoms: list[Any]
-) -> claim_model.Context:
+) -> claim_check.Context:
     """What chat.claim_model checks a claim against, with the criteria engine for the patient."""
     turn = state["turn_state"]
     smoker = claim_model.smoking(state["text"])
@@ -392,7 +392,7 @@ def _claim_context(
         found = evaluate_all(patient, knowledge.context, only=ids)
         return frozenset(rid for rid, result in found.items() if result.met)
 
-    return claim_model.Context(
+    return claim_check.Context(
         every=every,
         retrieved=retrieved,
         for_symptoms=for_symptoms,
