@@ -57,6 +57,7 @@ ClaimKind = Literal[
     "excludes",
     "waived",
     "count",
+    "structured",  # a property of recommendations claimed (chat.claim_model)
 ]
 
 # --- does the message assert something as NG12's? -------------------------------------------------

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from chat import answer as compose
+from chat import claim_check, claim_model
 from chat.clinical import ClinicalState, asks_about_age
 from chat.definitions import (
     asked_definitions,
@@ -33,6 +34,7 @@ from chat.premise import (
     definition_contradicted,
     describe,
     for_patient,
+    named_tests,
     universal_contradicted,
 )
 from chat.premise_action import group_contradicted, probe_ages, route_contradicted
@@ -332,6 +334,75 @@ async def _definition_check(
     return (contradicted, [], "", [term]) if contradicted else ([], [], "", [])
 
 
+#: NG12's defined term whose definition gives how soon an outcome follows a referral ("diagnosis or
+#: ruling out of cancer within 28 days").
+_OUTCOME_TERM = "Suspected cancer pathway referral"
+
+
+async def _structured_check(
+    state: ChatState,
+    deps: ChatDeps,
+    sel: Selection,
+    found: list[claim_model.StructuredClaim],
+    ctx: claim_check.Context,
+) -> tuple[list[Claim], list[Any], str, list[str], set[tuple[str, str]]]:
+    """A property claimed of NG12's recommendations (chat.claim_model: a sex, a prerequisite test,
+    an order of tests, a group's cut-off, an outcome's timeframe, a count, an age floor, a route)
+    held to the recommendations themselves, and an outcome's timeframe to NG12's definition; with
+    the claims of chat.premise a structured claim that holds settles ((kind, value): a test of an
+    order NG12 gives, a deadline NG12's definition gives), which are then not looked for in the
+    recommendations' words."""
+    version = state["guideline"].index_version if "guideline" in state else ""
+    settled: set[tuple[str, str]] = set()
+    for claim in (c for c in found if c.attribute == "timeframe"):
+        passage = await definition_of(deps, version, _OUTCOME_TERM)
+        if passage is None:
+            continue
+        if definition_contradicted(_OUTCOME_TERM, claim.text, passage.excerpt):
+            shown = [r for r, _ in sel.recs]
+            quoted = sorted(shown, key=lambda r: r.id not in sel.met)
+            return [Claim("structured", claim.text, claim.value)], quoted, "", [_OUTCOME_TERM], settled
+        # NG12's definition gives it: the deadline and the route it is claimed for are NG12's
+        settled |= {("interval", claim.value), ("action", "suspected cancer pathway")}
+    verdict = claim_check.contradicted(found, ctx, list(named_tests(state["text"])))
+    settled |= claim_check.settled(found, ctx)
+    if verdict is None:
+        return [], [], "", [], settled
+    claimed = Claim("structured", verdict.claim.text, verdict.claim.value)
+    return [claimed], verdict.quoted, "", verdict.define, settled
+
+
+def _claim_context(
+    state: ChatState, knowledge: Any, every: list[Any], retrieved: list[Any], for_symptoms: list[Any]
+) -> claim_check.Context:
+    """What chat.claim_model checks a claim against, with the criteria engine for the patient."""
+    turn = state["turn_state"]
+    smoker = claim_model.smoking(state["text"])
+
+    def met_for(
+        symptoms: tuple[str, ...], age: int | None, smoking: str | None, ids: tuple[str, ...]
+    ) -> frozenset[str]:
+        if knowledge is None:
+            return frozenset()
+        modifiers = {s: ["unexplained", "persistent"] for s in symptoms}
+        negated = [n for n in turn.negated if n not in symptoms]  # the probe has what it is given
+        update = {"symptoms": list(symptoms), "age": age, "modifiers": modifiers, "negated": negated}
+        facts = turn.model_copy(update=update)
+        patient = facts.to_facts().model_copy(update={"smoking": smoking})
+        found = evaluate_all(patient, knowledge.context, only=ids)
+        return frozenset(rid for rid, result in found.items() if result.met)
+
+    return claim_check.Context(
+        every=every,
+        retrieved=retrieved,
+        for_symptoms=for_symptoms,
+        symptoms=tuple(turn.symptoms),
+        age=_patient_age(state),
+        smoking=smoker,
+        met_for=met_for,
+    )
+
+
 async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[str, Any]:
     """The answer and its grounding: a contradicted premise, NG12's definitions or passages, or the
     selected recommendations (weak when `hedged`, unless what they present supports it)."""
@@ -339,10 +410,11 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
     sel = _selection(state)
     citations = [compose.rec_citation(rec, score) for rec, score in sel.recs]
     found_claims = claims(text)
-    if found_claims or claimed_definition(claimed_text(text)) is not None:
+    knowledge = state.get("knowledge")
+    every = list(knowledge.recs.values()) if knowledge else []
+    structured = claim_model.read(text, claim_model.site_words(every))
+    if found_claims or structured or claimed_definition(claimed_text(text)) is not None:
         # what the question says NG12 says, checked against NG12's text
-        knowledge = state.get("knowledge")
-        every = list(knowledge.recs.values()) if knowledge else []
         retrieved = list({r.id: r for r in [*(r for r, _ in sel.recs), *_retrieved_recs(state)]}.values())
         wanted = _topic_symptoms(state)
         on_symptoms = [
@@ -353,6 +425,12 @@ async def _answer_text(state: ChatState, deps: ChatDeps, hedged: bool) -> dict[s
         # claims' words are looked for together (chat.premise's joint check)
         # a definition claimed for a term NG12 defines is held to NG12's own definition of it first
         contradicted, quoted, said, define = await _definition_check(state, deps, text)
+        if not contradicted and structured:
+            ctx = _claim_context(state, knowledge, every, retrieved, for_symptoms)
+            contradicted, quoted, said, define, settled = await _structured_check(
+                state, deps, sel, structured, ctx
+            )
+            found_claims = [c for c in found_claims if (c.kind, c.value) not in settled]
         if not contradicted:
             contradicted, quoted, said, define = (
                 _route_check(found_claims, for_symptoms, state, knowledge.context)
