@@ -227,3 +227,28 @@ def test_an_arm_and_leg_weak_or_graded_below_five_is_one_sided_weakness(clause: 
 
 def test_arms_and_legs_weak_is_not_one_side() -> None:
     assert _more("arms and legs feel weak") == []
+
+
+LEX_COLOURS = [
+    LexiconEntry(concept="haematuria", label="haematuria"),
+    LexiconEntry(concept="oral_ulceration", label="oral ulceration"),
+    LexiconEntry(concept="dysuria", label="dysuria"),
+]
+
+
+@pytest.mark.parametrize(
+    ("clause", "concept"),
+    [
+        ("his wee looked like Ribena twice today", "haematuria"),
+        ("sore spot on the left side of his tongue for 5 weeks", "oral_ulceration"),
+        ("stinging when I pass water", "dysuria"),
+    ],
+)
+def test_lay_descriptions_compose_their_finding(clause: str, concept: str) -> None:
+    assert [m.concept for m in read_phrase(clause, LEX_COLOURS).matches] == [concept]
+
+
+def test_now_orders_two_sizes_by_itself() -> None:
+    assert (
+        comparison("first noticed a pea sized lump a month ago, says it is now the size of a grape") == "grew"
+    )

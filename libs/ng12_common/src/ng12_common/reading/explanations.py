@@ -34,6 +34,8 @@ _PERSISTS = re.compile(
     r"after (completing|finishing|treatment|antibiotics|"
     r"successful|the course)|not resolved|not settled|not improving|returned|came back|again|since treatment|"
     r"post treatment|after treatment|treated but|completed (a )?course|on and off|off and on|intermittent\w*|"
+    r"since then|since finishing|since completing|since the antibiotics|more episodes|further episodes?|"
+    r"another episode|another bout|further bouts?|"
     r"comes and goes|keeps coming back|non healing|not healing|unhealed|wont heal|won t heal|will not heal|"
     r"not healed|failed to heal)\b"
 )

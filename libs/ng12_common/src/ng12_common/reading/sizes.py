@@ -38,6 +38,7 @@ def _pattern() -> re.Pattern[str]:
 
 # words that order two sizes in time: "was like a pea, now a grape", "from a pea to a grape"
 _ORDERED = re.compile(r"\b(was|were|used to be|from|started|start|at first|initially|before|previously)\b")
+_NOW = re.compile(r"\b(now|but now|and now|has become|became|has grown to|grown to)\b")
 _LATER = re.compile(r"\b(now|to|then|but now|and now|has become|become|became|into)\b")
 # words a size statement may hold besides its objects
 _SIZE_WORDS = frozenset(
@@ -54,7 +55,10 @@ def comparison(text: str) -> Literal["grew", "changed"] | None:
     if len(found) < 2:
         return None
     (a_at, first), (b_at, second) = found[0], found[-1]
-    if not (_ORDERED.search(text[:b_at]) and _LATER.search(text[a_at:b_at])):
+    between = text[a_at:b_at]
+    # "now" orders them by itself ("pea-sized lump ..., now the size of a grape"); "to", "then" and
+    # "into" need a start ("from a pea to a grape", "was a pea, then a grape")
+    if not (_NOW.search(between) or (_ORDERED.search(text[:b_at]) and _LATER.search(between))):
         return None
     sizes = _data().objects
     ratio = sizes[second] / sizes[first]
