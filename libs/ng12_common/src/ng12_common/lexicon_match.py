@@ -384,6 +384,12 @@ def _index(lexicon: Sequence[LexiconEntry]) -> _Index:
     return idx
 
 
+def prepare(lexicon: Sequence[LexiconEntry]) -> None:
+    """Build the lexicon's matching index (terms, stems, the typing-slip speller and its English
+    word list) now, when the knowledge is loaded, so that the first record read does not pay for it."""
+    _index(lexicon)
+
+
 def lexicon_maps(lexicon: Sequence[LexiconEntry]) -> tuple[dict[str, str], Mapping[str, str]]:
     """concept -> label and concept -> kind of a lexicon (built once per lexicon)."""
     idx = _index(lexicon)

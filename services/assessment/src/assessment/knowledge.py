@@ -24,6 +24,7 @@ from ng12_common.criteria import Criterion, dependency_order
 from ng12_common.criteria_index import CriteriaIndex
 from ng12_common.knowledge import LexiconEntry
 from ng12_common.lexicon_match import normalise_phrase
+from ng12_common.lexicon_match import prepare as prepare_lexicon
 from ng12_common.logs import get_logger
 from ng12_common.models import GuidelineRef
 from ng12_common.retrieval_client import RetrievalClient, RetrievalError
@@ -126,6 +127,7 @@ def build_knowledge(
             "re-run ingestion to build a complete knowledge base"
         )
     lexicon = [lexicon_entry(t) for t in lexicon_terms]
+    prepare_lexicon(lexicon)  # the matching index is built with the knowledge, not on a request
     return GuidelineKnowledge(
         index_version=recs.index_version,
         guideline=guideline_ref(recs.guideline, recs.index_version),

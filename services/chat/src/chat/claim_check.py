@@ -247,24 +247,19 @@ def _information_contradicted(claim: StructuredClaim, ctx: Context) -> Structure
 def contradicted(found: list[StructuredClaim], ctx: Context, tests: list[str]) -> StructuredVerdict | None:
     """The first structured claim NG12 does not make, with what it does say; None when each holds
     (or there is nothing to hold it against). `tests`: the tests the message names."""
+    checks: dict[str, Callable[[StructuredClaim], StructuredVerdict | None]] = {
+        "sex": lambda c: _sex_contradicted(c, ctx),
+        "prerequisite": lambda c: _prerequisite_contradicted(c, ctx),
+        "order": lambda c: _order_contradicted(c, ctx),
+        "group": lambda c: _group_contradicted(c, ctx, tests),
+        "count": lambda c: _count_contradicted(c, ctx, tests),
+        "age_scope": lambda c: _age_scope_contradicted(c, ctx),
+        "route": lambda c: _route_contradicted(c, ctx),
+        "information": lambda c: _information_contradicted(c, ctx),
+    }  # "timeframe" is held to NG12's definition by respond._structured_check
     for claim in found:
-        verdict: StructuredVerdict | None = None
-        if claim.attribute == "sex":
-            verdict = _sex_contradicted(claim, ctx)
-        elif claim.attribute == "prerequisite":
-            verdict = _prerequisite_contradicted(claim, ctx)
-        elif claim.attribute == "order":
-            verdict = _order_contradicted(claim, ctx)
-        elif claim.attribute == "group":
-            verdict = _group_contradicted(claim, ctx, tests)
-        elif claim.attribute == "count":
-            verdict = _count_contradicted(claim, ctx, tests)
-        elif claim.attribute == "age_scope":
-            verdict = _age_scope_contradicted(claim, ctx)
-        elif claim.attribute == "route":
-            verdict = _route_contradicted(claim, ctx)
-        elif claim.attribute == "information":
-            verdict = _information_contradicted(claim, ctx)
+        check = checks.get(claim.attribute)
+        verdict = check(claim) if check is not None else None
         if verdict is not None:
             return verdict
     return None

@@ -61,6 +61,7 @@ class Speller:
     """Corrects slips towards one vocabulary of clinical words."""
 
     def __init__(self, vocabulary: frozenset[str]) -> None:
+        _english()  # loaded when the speller is built (with the lexicon), never on a request
         self.vocabulary = frozenset(w for w in vocabulary if w.isalpha())
         self._by_delete: dict[str, set[str]] = {}
         for w in self.vocabulary:
